@@ -1,0 +1,32 @@
+"""The typer application and the option aliases shared by every command."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="synchunt",
+    help="Hunt hidden device-to-host syncs in PyTorch code.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Mode(str, Enum):
+    auto = "auto"
+    confirmed = "confirmed"
+    latent = "latent"
+
+
+TracePaths = Annotated[list[Path], typer.Argument(help="Trace files (.json, .json.gz) or per-rank trace folders.")]
+ThreadOpt = Annotated[str | None, typer.Option("--thread", help="Only syncs on this thread (name or tid).")]
+ScopeOpt = Annotated[str | None, typer.Option("--scope", help="Only syncs inside this record_function scope.")]
+ModeOpt = Annotated[Mode, typer.Option("--mode", help="confirmed: runtime evidence; latent: would sync on a GPU; "
+                                       "auto: by whether the trace has device activity.")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
