@@ -1,0 +1,184 @@
+"""Find syncs in a trace: confirmed from runtime evidence, latent from catalogue ops on CPU-only traces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+import pandas as pd
+
+from synchunt.detect import resolve as catalogue
+from synchunt.detect.conditions import holds
+from synchunt.rules import Rule
+from synchunt.trace import Trace, vocab
+
+
+class Mode(str, Enum):
+    AUTO = "auto"
+    CONFIRMED = "confirmed"
+    LATENT = "latent"
+
+
+SYNC_COLUMNS = ["event", "rule", "kind", "confirmed", "op", "runtime", "runtime_events", "ts", "stall_us",
+                "stall_source", "direction", "pid", "tid"]
+
+
+@dataclass(frozen=True)
+class Detection:
+    mode: Mode
+    syncs: pd.DataFrame  # SYNC_COLUMNS, one row per sync
+
+
+def effective_mode(trace: Trace, mode: Mode | str) -> Mode:
+    mode = Mode(mode)
+    if mode is Mode.AUTO:
+        return Mode.CONFIRMED if trace.device_activity else Mode.LATENT
+    return mode
+
+
+def detect(trace: Trace, mode: Mode | str = Mode.AUTO) -> Detection:
+    """Every sync in ``trace``. ``auto`` confirms on traces with device activity, else reports latent syncs."""
+    chosen = effective_mode(trace, mode)
+    rows = _confirmed(trace) if chosen is Mode.CONFIRMED else _latent(trace)
+    return Detection(mode=chosen, syncs=pd.DataFrame(rows, columns=SYNC_COLUMNS))
+
+
+def _names(trace: Trace) -> np.ndarray:
+    return trace.events["name"].astype(str).to_numpy(dtype=object)
+
+
+def _ancestors(parent: np.ndarray, index: int) -> list[int]:
+    chain = []
+    current = int(parent[index])
+    while current >= 0:
+        chain.append(current)
+        current = int(parent[current])
+    return chain
+
+
+def _confirmed(trace: Trace) -> list[dict]:
+    events = trace.events
+    names = _names(trace)
+    cats = events["cat"].astype(str).to_numpy(dtype=object)
+    parent = events["parent"].to_numpy()
+    correlation = events["correlation"].to_numpy()
+    runtime = cats == vocab.RUNTIME
+
+    memcpy_by_corr = _activity_by_correlation(events, names, cats, vocab.MEMCPY)
+    sync_kind_by_corr = {int(c): str(k) for c, k in zip(correlation[cats == vocab.CUDA_SYNC],
+                                                       events["sync_kind"].to_numpy()[cats == vocab.CUDA_SYNC],
+                                                       strict=True) if c >= 0}
+    blocking: list[int] = []
+    for i in np.flatnonzero(runtime).tolist():
+        name = names[i]
+        if name in vocab.NON_BLOCKING_CALLS:
+            continue
+        corr = int(correlation[i])
+        if name in vocab.BLOCKING_RUNTIME_CALLS or (
+                name in vocab.ASYNC_COPY_CALLS and "Pageable" in memcpy_by_corr.get(corr, "")) or (
+                sync_kind_by_corr.get(corr) in vocab.BLOCKING_SYNC_KINDS):
+            blocking.append(i)
+
+    trace_ops = catalogue.trace_ops()
+    groups: dict[int, list[int]] = {}
+    for i in blocking:
+        cause = next((a for a in _ancestors(parent, i) if names[a] in trace_ops and cats[a] == vocab.CPU_OP), i)
+        groups.setdefault(cause, []).append(i)
+
+    rows = []
+    for cause, calls in groups.items():
+        call_names = [names[c] for c in calls]
+        direction = _direction([memcpy_by_corr.get(int(correlation[c]), "") for c in calls]
+                               + _descendant_memcpys(cause, parent, runtime, correlation, memcpy_by_corr))
+        only_async_copies = all(n in vocab.ASYNC_COPY_CALLS for n in call_names)
+        rule: Rule | None
+        if cause in calls:  # no catalogue op encloses the call: explicit sync or raw copy
+            rule = catalogue.get_pageable_rule() if only_async_copies else catalogue.rule_for_runtime_call(names[cause])
+            if rule is None:
+                rule = catalogue.rule_for_sync_kind(sync_kind_by_corr.get(int(correlation[cause]), ""))
+        elif names[cause] in catalogue.COPY_OPS and only_async_copies:
+            rule = catalogue.get_pageable_rule()
+        else:
+            ancestors = [names[a] for a in _ancestors(parent, cause)]
+            rule = catalogue.resolve(names[cause], ancestors, direction=direction)
+            if rule is None and names[cause] in catalogue.COPY_OPS:
+                rule = catalogue.rule_for_runtime_call("cudaMemcpy")
+        if rule is None:
+            continue
+        stall = float(events["dur"].iat[calls[0]]) if len(calls) == 1 else float(events["dur"].iloc[calls].sum())
+        rows.append({
+            "event": cause, "rule": rule.code, "kind": rule.kind.value, "confirmed": True, "op": names[cause],
+            "runtime": " + ".join(dict.fromkeys(call_names)), "runtime_events": calls,
+            "ts": float(events["ts"].iat[calls[0]]), "stall_us": stall, "stall_source": "runtime call",
+            "direction": direction, "pid": events["pid"].iat[cause], "tid": events["tid"].iat[cause],
+        })
+    rows.sort(key=lambda r: r["ts"])
+    return rows
+
+
+def _latent(trace: Trace) -> list[dict]:
+    events = trace.events
+    names = _names(trace)
+    cats = events["cat"].astype(str).to_numpy(dtype=object)
+    parent = events["parent"].to_numpy()
+    concrete = events["concrete_inputs"].to_numpy()
+    patterns = catalogue.latent_patterns()
+    candidates: dict[int, Rule] = {}
+    for i in np.flatnonzero((cats == vocab.CPU_OP) & np.isin(names, list(patterns))).tolist():
+        ancestors = [names[a] for a in _ancestors(parent, i)]
+        if catalogue.is_not_sync(names[i], ancestors):
+            continue
+        matching = [(p, r) for p, r in patterns[names[i]] if p.under is None or p.under in ancestors]
+        if not any(holds(p.when, concrete[i]) for p, _ in matching):
+            continue
+        rule = catalogue.resolve(names[i], ancestors, latent_only=True)
+        if rule is not None:
+            candidates[i] = rule
+    # A catalogue op that encloses another candidate is explained by it (count the innermost only).
+    enclosing = {a for i in candidates for a in _ancestors(parent, i)}
+    rows = []
+    for i, rule in candidates.items():
+        if i in enclosing:
+            continue
+        rows.append({
+            "event": i, "rule": rule.code, "kind": rule.kind.value, "confirmed": False, "op": names[i],
+            "runtime": "", "runtime_events": [], "ts": float(events["ts"].iat[i]),
+            "stall_us": float(events["dur"].iat[i]), "stall_source": "op cpu time (latent)", "direction": None,
+            "pid": events["pid"].iat[i], "tid": events["tid"].iat[i],
+        })
+    rows.sort(key=lambda r: r["ts"])
+    return rows
+
+
+def _activity_by_correlation(events: pd.DataFrame, names: np.ndarray, cats: np.ndarray,
+                             category: str) -> dict[int, str]:
+    mask = cats == category
+    return {int(c): str(n) for c, n in zip(events["correlation"].to_numpy()[mask], names[mask], strict=True)
+            if c >= 0}
+
+
+def _descendant_memcpys(cause: int, parent: np.ndarray, runtime: np.ndarray, correlation: np.ndarray,
+                        memcpy_by_corr: dict[int, str]) -> list[str]:
+    # Runtime calls sit right below the op that issued them; look a few levels down for the copy activity.
+    found = []
+    for i in np.flatnonzero(runtime).tolist():
+        current = int(parent[i])
+        for _ in range(4):
+            if current == cause:
+                name = memcpy_by_corr.get(int(correlation[i]))
+                if name:
+                    found.append(name)
+                break
+            if current < 0:
+                break
+            current = int(parent[current])
+    return found
+
+
+def _direction(memcpy_names: list[str]) -> str | None:
+    for name in memcpy_names:
+        for direction in ("DtoH", "HtoD", "DtoD", "HtoH"):
+            if direction in name:
+                return direction
+    return None

@@ -1,0 +1,143 @@
+"""The trace model: one Kineto file as immutable pandas DataFrames."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synchunt.trace import vocab
+from synchunt.trace.decode import DecodedTrace
+from synchunt.trace.tree import containment
+
+_FRAME_RE = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """A parsed trace.
+
+    ``events``: every complete (``ph == "X"``) event — name, cat, pid, tid, ts, dur, end (µs), correlation,
+    external_id, python_id, python_parent_id, stream, bytes, sync_kind, input_types, concrete_inputs (raw
+    JSON bytes), call_stack — plus ``parent`` (row index of the enclosing host event on the same pid/tid, -1 for
+    roots) and ``depth``. ``threads``: pid, tid, kineto_name, name (the Python thread name when synchunt's
+    capture recorded it). ``metadata``: the file's top-level keys other than ``traceEvents``.
+    """
+
+    path: Path
+    events: pd.DataFrame
+    threads: pd.DataFrame
+    metadata: dict[str, Any] = field(repr=False)
+
+    @property
+    def rank(self) -> int | None:
+        info = self.metadata.get("distributedInfo")
+        rank = info.get("rank") if isinstance(info, dict) else None
+        return int(rank) if isinstance(rank, int | float | str) and str(rank).lstrip("-").isdigit() else None
+
+    @property
+    def synchunt(self) -> dict[str, Any]:
+        """What synchunt's capture recorded: target, parameters, device, torch version, thread names."""
+        value = self.metadata.get(vocab.SYNCHUNT_METADATA_KEY)
+        return value if isinstance(value, dict) else {}
+
+    @cached_property
+    def device_activity(self) -> bool:
+        """Whether any device-side or runtime event was traced (syncs can then be confirmed)."""
+        return bool(self.events["cat"].isin(vocab.DEVICE_CATEGORIES).any())
+
+    @cached_property
+    def python_frames(self) -> pd.DataFrame:
+        """``python_function`` events with the name split into file, (definition) line and function."""
+        frames = self.events[self.events["cat"] == vocab.PYTHON_FUNCTION]
+        parts = frames["name"].astype(str).str.extract(_FRAME_RE)
+        out = frames[["pid", "tid", "ts", "dur", "parent", "python_id", "python_parent_id"]].copy()
+        out["file"] = parts["file"].fillna(frames["name"].astype(str))
+        out["line"] = pd.to_numeric(parts["line"], errors="coerce").fillna(0).astype(np.int64)
+        out["function"] = parts["function"].fillna("")
+        return out
+
+    def thread_name(self, pid: Any, tid: Any) -> str:
+        match = self.threads[(self.threads["pid"] == pid) & (self.threads["tid"] == tid)]
+        if len(match):
+            return str(match["name"].iloc[0])
+        names = self.synchunt.get("threads", {})
+        return str(names.get(str(tid), tid))
+
+
+def build(path: Path, decoded: DecodedTrace) -> Trace:
+    """Assemble a :class:`Trace` from decoded columns (complete events, thread table, containment tree)."""
+    columns = decoded.columns
+    ph = np.asarray(columns["ph"], dtype=object)
+    complete = np.flatnonzero(ph == "X")
+    frame = pd.DataFrame({key: _take(values, complete) for key, values in columns.items()
+                          if key not in ("ph", "meta_name")})
+    frame["pid"] = _ids(frame["pid"])
+    frame["tid"] = _ids(frame["tid"])
+    frame["dur"] = frame["dur"].fillna(0.0)
+    frame = frame[frame["ts"].notna()].reset_index(drop=True)
+    frame["end"] = frame["ts"] + frame["dur"]
+    integer_times = bool(len(frame)) and bool(np.all(np.mod(frame["ts"].to_numpy()[:1000], 1.0) == 0))
+    host = frame["cat"].isin(vocab.HOST_CATEGORIES).to_numpy()
+    lane = pd.MultiIndex.from_arrays([frame["pid"].astype(str), frame["tid"].astype(str)]).factorize()[0]
+    lane = np.where(host, lane, -1 - np.arange(len(frame)))  # device events: each its own lane
+    parent, depth = containment(lane.astype(np.int64), frame["ts"].to_numpy(), frame["dur"].to_numpy(),
+                                eps=1.0 if integer_times else 0.01)
+    frame["parent"] = parent
+    frame["depth"] = depth
+    frame["name"] = frame["name"].astype("category")
+    frame["cat"] = frame["cat"].astype("category")
+    return Trace(path=path, events=frame, threads=_threads(columns, ph, decoded.metadata),
+                 metadata=decoded.metadata)
+
+
+def _take(values: Any, index: np.ndarray) -> Any:
+    if isinstance(values, np.ndarray):
+        return values[index]
+    return [values[i] for i in index.tolist()]
+
+
+def _ids(column: pd.Series) -> pd.Series:
+    """Kineto ids are ints, sometimes strings ("0x0", "stream 7"): ints where possible, else the string."""
+    def convert(value: Any) -> Any:
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        text = str(value).strip()
+        try:
+            return int(text, 0)
+        except ValueError:
+            return text
+    converted = [convert(v) for v in column.tolist()]
+    if all(isinstance(v, int) for v in converted):
+        return pd.Series(converted, dtype=np.int64, index=column.index)
+    return pd.Series(converted, dtype=object, index=column.index)
+
+
+def _threads(columns: dict[str, Any], ph: np.ndarray, metadata: dict[str, Any]) -> pd.DataFrame:
+    names = columns["name"]
+    meta = np.flatnonzero(ph == "M")
+    rows: dict[tuple[Any, Any], str] = {}
+    for i in meta.tolist():
+        if names[i] == "thread_name":
+            value = columns["meta_name"][i]
+            rows[(columns["pid"][i], columns["tid"][i])] = str(value) if value is not None else ""
+    python_names = (metadata.get(vocab.SYNCHUNT_METADATA_KEY) or {}).get("threads", {})
+    if not isinstance(python_names, dict):
+        python_names = {}
+    records = []
+    for (pid, tid), kineto_name in rows.items():
+        records.append({"pid": pid, "tid": tid, "kineto_name": kineto_name,
+                        "name": python_names.get(str(tid), kineto_name)})
+    table = pd.DataFrame(records, columns=["pid", "tid", "kineto_name", "name"])
+    if len(table):
+        table["pid"] = _ids(table["pid"])
+        table["tid"] = _ids(table["tid"])
+        table = table.drop_duplicates(["pid", "tid"]).reset_index(drop=True)
+    return table
