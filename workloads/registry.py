@@ -51,15 +51,9 @@ class Workload:
 
 
 def _collect() -> dict[str, Workload]:
-    from workloads import hicache_dcp
+    from workloads import hicache_dcp, paths
 
-    found: list[Workload] = list(hicache_dcp.WORKLOADS)
-    try:
-        from workloads import paths
-    except ImportError:  # the audit paths package is optional in a partial checkout
-        paths = None
-    if paths is not None:
-        found.extend(paths.WORKLOADS)
+    found: list[Workload] = [*hicache_dcp.WORKLOADS, *paths.WORKLOADS]
     table: dict[str, Workload] = {}
     for workload in found:
         if workload.name in table:

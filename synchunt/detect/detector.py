@@ -76,7 +76,7 @@ def _confirmed(trace: Trace) -> list[dict]:
             continue
         corr = int(correlation[i])
         if name in vocab.BLOCKING_RUNTIME_CALLS or (
-                name in vocab.ASYNC_COPY_CALLS and "Pageable" in memcpy_by_corr.get(corr, "")) or (
+                name in vocab.ASYNC_COPY_CALLS and _blocks_host(memcpy_by_corr.get(corr, ""))) or (
                 sync_kind_by_corr.get(corr) in vocab.BLOCKING_SYNC_KINDS):
             blocking.append(i)
 
@@ -174,6 +174,12 @@ def _descendant_memcpys(cause: int, parent: np.ndarray, runtime: np.ndarray, cor
                 break
             current = int(parent[current])
     return found
+
+
+def _blocks_host(memcpy_name: str) -> bool:
+    # cudaMemcpyAsync into pageable host memory returns only when the copy is done (it waits for the stream);
+    # from pageable memory to the device it returns once the data is staged, without waiting for the device.
+    return "DtoH" in memcpy_name and "Pageable" in memcpy_name
 
 
 def _direction(memcpy_names: list[str]) -> str | None:

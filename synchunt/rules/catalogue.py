@@ -278,17 +278,20 @@ RULES: tuple[Rule, ...] = (
         code="SH203",
         name="pageable-non-blocking-copy",
         kind=Kind.BLOCKING_COPY,
-        title="`non_blocking=True` copy from or to pageable memory",
-        what_syncs="`t.to(device, non_blocking=True)` where the host side is not pinned",
-        mechanism="The driver stages pageable memory through a bounce buffer and returns only when done: "
-        "the `cudaMemcpyAsync` call itself blocks.",
-        fingerprint="`cudaMemcpyAsync` with a `Memcpy ... (Pageable ...)` activity and a long CPU duration",
-        alternative="allocate the host side with `pin_memory=True` (or `.pin_memory()` once, reused)",
-        what_it_does="Flags asynchronous copies that the driver makes synchronous.",
-        why_bad="`non_blocking=True` looks free but is not with pageable memory; the stall is invisible to "
-        "`torch.cuda.set_sync_debug_mode`.",
-        example="host_idx = torch.tensor(rows)\ndev_idx = host_idx.to('cuda', non_blocking=True)",
-        use_instead="host_idx = torch.tensor(rows).pin_memory()\ndev_idx = host_idx.to('cuda', non_blocking=True)",
+        title="`non_blocking=True` device-to-host copy into pageable memory",
+        what_syncs="`t.to(device, non_blocking=True)` into a host tensor that is not pinned",
+        mechanism="The driver cannot DMA straight into pageable memory: `cudaMemcpyAsync` to a pageable "
+        "destination returns only once the copy, and the stream work before it, has completed. (From pageable "
+        "memory to the device the call returns once the data is staged, without waiting for the device.)",
+        fingerprint="`cudaMemcpyAsync` with a `Memcpy DtoH (Device -> Pageable)` activity and no stream sync",
+        alternative="copy into a pinned buffer (`torch.empty(..., pin_memory=True)`, allocated once) and read it "
+        "after an event",
+        what_it_does="Flags asynchronous device-to-host copies that the driver makes synchronous.",
+        why_bad="`non_blocking=True` looks free but is not with a pageable destination; the stall is invisible "
+        "to `torch.cuda.set_sync_debug_mode`.",
+        example="logits_cpu = logits.to('cpu', non_blocking=True)  # pageable destination",
+        use_instead="logits_host.copy_(logits, non_blocking=True)  # logits_host pinned, allocated once\n"
+        "copied.record()  # read logits_host after copied.synchronize() where waiting is free",
         references=(_PINNED_DOC,),
         runtime_calls=("cudaMemcpyAsync", "hipMemcpyAsync"),
         guard_ops=(GuardOp("_to_copy", when="pageable-non-blocking"),

@@ -1,0 +1,182 @@
+"""The analysis model: attributed syncs from one or more traces, grouped by call site, versioned as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from synchunt.attribute.callsite import FrameFilter
+from synchunt.attribute.enrich import ATTRIBUTED_COLUMNS, attribute
+from synchunt.detect import Mode, detect
+from synchunt.errors import TraceError
+from synchunt.trace import Trace, load_traces
+
+SCHEMA = "synchunt.analysis/1"
+
+
+@dataclass(frozen=True)
+class TraceInfo:
+    path: str
+    rank: int | None
+    device_activity: bool
+    mode: str
+    start_us: float
+    end_us: float
+    synchunt: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "rank": self.rank, "device_activity": self.device_activity, "mode": self.mode,
+                "start_us": self.start_us, "end_us": self.end_us, "synchunt": self.synchunt}
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """Attributed syncs. ``syncs`` has one row per sync (``ATTRIBUTED_COLUMNS``); ``call_sites`` groups them."""
+
+    traces: tuple[TraceInfo, ...]
+    syncs: pd.DataFrame
+    filters: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def call_sites(self) -> pd.DataFrame:
+        """One row per call site: count, total and max stall, rules, ops, scopes, threads (most stall first)."""
+        columns = ["site", "file", "line", "function", "count", "confirmed", "latent", "stall_us", "max_stall_us",
+                   "rules", "ops", "scopes", "threads"]
+        if self.syncs.empty:
+            return pd.DataFrame(columns=columns)
+        rows = []
+        for site, group in self.syncs.groupby(site_labels(self.syncs), sort=False):
+            first = group.iloc[0]
+            rows.append({
+                "site": site, "file": first["file"], "line": first["line"], "function": first["function"],
+                "count": len(group), "confirmed": int(group["confirmed"].sum()),
+                "latent": int((~group["confirmed"]).sum()), "stall_us": float(group["stall_us"].sum()),
+                "max_stall_us": float(group["stall_us"].max()), "rules": sorted(set(group["rule"])),
+                "ops": sorted(set(group["op"])), "scopes": group["scope"].value_counts(sort=False).to_dict(),
+                "threads": sorted(set(group["thread"].astype(str))),
+            })
+        table = pd.DataFrame(rows, columns=columns)
+        return table.sort_values(["stall_us", "count"], ascending=False, kind="stable").reset_index(drop=True)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        confirmed = int(self.syncs["confirmed"].sum()) if len(self.syncs) else 0
+        return {"syncs": len(self.syncs), "confirmed": confirmed, "latent": len(self.syncs) - confirmed,
+                "stall_us": float(self.syncs["stall_us"].sum()) if len(self.syncs) else 0.0,
+                "max_stall_us": float(self.syncs["stall_us"].max()) if len(self.syncs) else 0.0}
+
+    def filter(self, *, thread: str | None = None, scope: str | None = None) -> Analysis:
+        """Only syncs on ``thread`` (name or tid) and/or inside ``scope`` (a record_function name)."""
+        rows = self.syncs
+        if thread is not None:
+            by_name = rows["thread"].astype(str) == thread
+            by_tid = rows["tid"].astype(str) == thread
+            rows = rows[by_name | by_tid]
+        if scope is not None:
+            rows = rows[rows["scope_chain"].map(lambda chain: scope in chain)]
+        filters = {**self.filters, **{k: v for k, v in {"thread": thread, "scope": scope}.items() if v is not None}}
+        return Analysis(self.traces, rows.reset_index(drop=True), filters)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON contract (``schema: synchunt.analysis/1``)."""
+        syncs = []
+        for row in self.syncs.itertuples(index=False):
+            syncs.append({
+                "rule": row.rule, "kind": row.kind, "confirmed": bool(row.confirmed), "op": row.op,
+                "op_chain": list(row.op_chain), "runtime": row.runtime,
+                "thread": {"tid": _plain(row.tid), "pid": _plain(row.pid), "name": row.thread},
+                "ts_us": row.ts_us, "stall_us": row.stall_us, "stall_source": row.stall_source,
+                "call_site": {"file": row.file, "line": _plain(row.line), "function": row.function},
+                "stack": list(row.stack), "scope": row.scope, "scope_chain": list(row.scope_chain),
+                "step": row.step, "waited_on": row.waited_on, "direction": row.direction,
+                "rank": _plain(row.rank), "trace": row.trace,
+            })
+        sites = []
+        for row in self.call_sites.itertuples(index=False):
+            sites.append({"site": row.site, "file": row.file, "line": _plain(row.line), "function": row.function,
+                          "count": int(row.count), "confirmed": int(row.confirmed), "latent": int(row.latent),
+                          "stall_us": row.stall_us, "max_stall_us": row.max_stall_us, "rules": list(row.rules),
+                          "ops": list(row.ops), "scopes": dict(row.scopes), "threads": list(row.threads)})
+        return {"schema": SCHEMA, "traces": [t.as_dict() for t in self.traces], "filters": dict(self.filters),
+                "summary": self.summary, "syncs": syncs, "call_sites": sites}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Analysis:
+        """Rebuild an analysis from its JSON form (re-render without re-parsing the traces)."""
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise TraceError(f"not a synchunt analysis (expected schema {SCHEMA!r})")
+        traces = tuple(TraceInfo(**{k: t.get(k) for k in ("path", "rank", "device_activity", "mode", "start_us",
+                                                          "end_us")}, synchunt=t.get("synchunt") or {})
+                       for t in data.get("traces", []))
+        rows = []
+        for s in data.get("syncs", []):
+            site = s.get("call_site") or {}
+            thread = s.get("thread") or {}
+            rows.append({"rule": s["rule"], "kind": s["kind"], "confirmed": s["confirmed"], "op": s["op"],
+                         "op_chain": s.get("op_chain", []), "runtime": s.get("runtime", ""),
+                         "pid": thread.get("pid"), "tid": thread.get("tid"), "thread": thread.get("name"),
+                         "ts_us": s["ts_us"], "stall_us": s["stall_us"], "stall_source": s.get("stall_source"),
+                         "file": site.get("file"), "line": site.get("line"), "function": site.get("function"),
+                         "stack": s.get("stack", []), "scope": s.get("scope", ""),
+                         "scope_chain": s.get("scope_chain", []), "step": s.get("step"),
+                         "waited_on": s.get("waited_on"), "direction": s.get("direction"), "rank": s.get("rank"),
+                         "trace": s.get("trace")})
+        return cls(traces, pd.DataFrame(rows, columns=ATTRIBUTED_COLUMNS), dict(data.get("filters") or {}))
+
+
+def site_labels(syncs: pd.DataFrame) -> pd.Series:
+    """A readable key per sync's call site: ``file:line function``, or the op when no Python frame is known."""
+    def label(row: Any) -> str:
+        if row.file:
+            return f"{row.file}:{row.line} {row.function}"
+        return f"<no Python frame> {row.op}"
+    return pd.Series([label(r) for r in syncs.itertuples(index=False)], index=syncs.index, dtype=object)
+
+
+def analyze(sources: Trace | str | Path | Iterable[Trace | str | Path], *, mode: Mode | str = Mode.AUTO,
+            thread: str | None = None, scope: str | None = None,
+            frame_filter: FrameFilter | None = None) -> Analysis:
+    """Detect and attribute every sync in the given traces (paths, per-rank folders or loaded traces)."""
+    traces = _as_traces(sources)
+    frame_filter = frame_filter or FrameFilter()
+    infos = []
+    frames = []
+    for trace in traces:
+        detection = detect(trace, mode)
+        events = trace.events
+        infos.append(TraceInfo(path=str(trace.path), rank=trace.rank, device_activity=trace.device_activity,
+                               mode=detection.mode.value,
+                               start_us=float(events["ts"].min()) if len(events) else 0.0,
+                               end_us=float(events["end"].max()) if len(events) else 0.0, synchunt=trace.synchunt))
+        frames.append(attribute(trace, detection, frame_filter))
+    non_empty = [f for f in frames if len(f)]
+    syncs = pd.concat(non_empty, ignore_index=True) if non_empty else pd.DataFrame(columns=ATTRIBUTED_COLUMNS)
+    result = Analysis(tuple(infos), syncs.reset_index(drop=True), {"mode": Mode(mode).value})
+    return result.filter(thread=thread, scope=scope) if thread is not None or scope is not None else result
+
+
+def _as_traces(sources: Any) -> list[Trace]:
+    if isinstance(sources, Trace):
+        return [sources]
+    if isinstance(sources, str | Path):
+        return load_traces([sources])
+    items: Sequence[Any] = list(sources)
+    paths = [s for s in items if not isinstance(s, Trace)]
+    loaded = load_traces(paths) if paths else []
+    return [s for s in items if isinstance(s, Trace)] + loaded
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars → Python scalars for JSON."""
+    if value is None:
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    return value

@@ -1,0 +1,69 @@
+"""Where command results go: stdout or a file, never overwriting without being asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from synchunt.attribute import Analysis
+from synchunt.errors import UsageError
+
+
+def console(*, stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def write_text(text: str, output: Path | None, *, overwrite: bool = True) -> None:
+    if output is None:
+        typer_echo(text)
+        return
+    if output.exists() and output.is_dir():
+        raise UsageError(f"{output} is a folder; give a file name")
+    if output.exists() and not overwrite:
+        raise UsageError(f"{output} exists; remove it or choose another name")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
+
+
+def typer_echo(text: str) -> None:
+    import typer
+
+    typer.echo(text, nl=not text.endswith("\n"))
+
+
+def emit_analysis(result: Analysis, output_format: str, output: Path | None) -> None:
+    from synchunt.report import render_csv, render_json, render_text
+
+    if output_format == "json":
+        write_text(render_json(result), output)
+    elif output_format == "csv":
+        write_text(render_csv(result), output)
+    elif output is None:
+        console().print(render_text(result))
+    else:
+        recorder = Console(record=True, width=160, file=open(_devnull(), "w"))  # noqa: SIM115
+        recorder.print(render_text(result))
+        write_text(recorder.export_text(), output)
+
+
+def write_report(result: Analysis, trace_path: Path) -> Path | None:
+    """The HTML stall report next to the trace, when the report renderer is available."""
+    try:
+        from synchunt.report.html import write_html_report
+    except ImportError:
+        return None
+    name = trace_path.name.removesuffix(".gz").removesuffix(".json").removesuffix(".pt.trace") + ".html"
+    html_path = trace_path.with_name(name)
+    write_html_report(result, html_path, traces=[trace_path])
+    console(stderr=True).print(f"report: {html_path}", highlight=False)
+    return html_path
+
+
+def _devnull() -> str:
+    import os
+
+    return os.devnull
