@@ -16,6 +16,8 @@ SCOPE_SEPARATOR = " › "
 _PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 _FRAME_NAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
 _DEVICE_ACTIVITY = (vocab.KERNEL, vocab.MEMCPY, vocab.MEMSET)
+# The profiler synchronizes the device itself when a recording window closes: not the target's sync.
+_PROFILER_FRAMES = ("torch/profiler/", "torch/autograd/profiler")
 
 ATTRIBUTED_COLUMNS = ["rule", "kind", "confirmed", "op", "op_chain", "runtime", "pid", "tid", "thread", "ts_us",
                       "stall_us", "stall_source", "file", "line", "function", "stack", "scope", "scope_chain",
@@ -38,6 +40,8 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
         if not stack:
             text = next((call_stacks[a] for a in [int(sync.event), *chain] if isinstance(call_stacks[a], str)), None)
             stack = parse_call_stack(text) if text else []
+        if any(frame.file.startswith(_PROFILER_FRAMES) for frame in stack):
+            continue
         site = call_site(stack, frame_filter)
         ops = [names[a] for a in reversed(chain) if cats[a] == vocab.CPU_OP]
         if cats[int(sync.event)] == vocab.CPU_OP:

@@ -9,8 +9,8 @@ import json
 import os
 import platform
 import re
-import tempfile
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass

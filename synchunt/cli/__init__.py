@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from synchunt.cli import analysis as _analysis  # noqa: F401 - registers commands
+from synchunt.cli import catalog as _catalog  # noqa: F401
 from synchunt.cli.app import app
 from synchunt.errors import SynchuntError
 

@@ -49,7 +49,7 @@ class _Event(msgspec.Struct):
 
 
 class _File(msgspec.Struct):
-    traceEvents: list[_Event] = msgspec.field(default_factory=list)  # noqa: N815 - Kineto's key
+    traceEvents: list[_Event] = msgspec.field(default_factory=list)
 
 
 _EVENTS_DECODER = msgspec.json.Decoder(_File)

@@ -1,0 +1,5 @@
+"""``python -m synchunt`` runs the command-line interface."""
+
+from synchunt.cli import main
+
+main()
