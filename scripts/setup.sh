@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Create .venv (once) and install synchunt with its dev extras into it. Sourced by test.sh and demo.sh.
+# SYNCHUNT_TORCH picks the torch build; the default is the CPU-friendly release the project is tested with.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.synchunt-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    # Install torch first so the editable install below finds its requirement satisfied.
+    .venv/bin/python -m pip install --quiet "${SYNCHUNT_TORCH:-torch==2.13.0}"
+    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    touch "$stamp"
+fi
