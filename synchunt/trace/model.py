@@ -84,7 +84,7 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
     frame["end"] = frame["ts"] + frame["dur"]
     integer_times = bool(len(frame)) and bool(np.all(np.mod(frame["ts"].to_numpy()[:1000], 1.0) == 0))
     host = frame["cat"].isin(vocab.HOST_CATEGORIES).to_numpy()
-    lane = pd.MultiIndex.from_arrays([frame["pid"].astype(str), frame["tid"].astype(str)]).factorize()[0]
+    lane = frame.groupby(["pid", "tid"], sort=False).ngroup().to_numpy()
     lane = np.where(host, lane, -1 - np.arange(len(frame)))  # device events: each its own lane
     parent, depth = containment(lane.astype(np.int64), frame["ts"].to_numpy(), frame["dur"].to_numpy(),
                                 eps=1.0 if integer_times else 0.01)
@@ -99,7 +99,9 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
 def _take(values: Any, index: np.ndarray) -> Any:
     if isinstance(values, np.ndarray):
         return values[index]
-    return [values[i] for i in index.tolist()]
+    if len(index) == len(values):  # every event kept: nothing to select
+        return values
+    return np.fromiter(values, dtype=object, count=len(values))[index]
 
 
 def _ids(column: pd.Series) -> pd.Series:
@@ -114,6 +116,13 @@ def _ids(column: pd.Series) -> pd.Series:
             return int(text, 0)
         except ValueError:
             return text
+    if pd.api.types.is_integer_dtype(column.dtype):
+        return column.astype(np.int64)
+    if column.dtype == object:
+        try:  # the common case: every id already an int
+            return pd.Series(np.array(column.tolist(), dtype=np.int64), index=column.index)
+        except (TypeError, ValueError, OverflowError):
+            pass
     converted = [convert(v) for v in column.tolist()]
     if all(isinstance(v, int) for v in converted):
         return pd.Series(converted, dtype=np.int64, index=column.index)
