@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, ThreadOpt, TracePaths, app
+from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, SkipOpt, ThreadOpt, TracePaths, app
 from synchunt.cli.output import emit_analysis
 
 
@@ -29,11 +29,12 @@ def analyze_command(
     mode: ModeOpt = Mode.auto,
     output_format: FormatOpt = AnalysisFormat.text,
     output: OutputOpt = None,
+    skip_package: SkipOpt = None,
 ) -> None:
     """Detect and attribute the syncs in saved traces, grouped by call site."""
     from synchunt.attribute import analyze
 
-    result = analyze(traces, mode=mode.value, thread=thread, scope=scope)
+    result = analyze(traces, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package))
     emit_analysis(result, output_format.value, output)
 
 
@@ -52,6 +53,7 @@ def profile_command(
     mode: ModeOpt = Mode.auto,
     output_format: FormatOpt = AnalysisFormat.text,
     output: OutputOpt = None,
+    skip_package: SkipOpt = None,
 ) -> None:
     """Run TARGET under torch.profiler, save the trace, then analyze it (e.g. `synchunt profile hicache-dcp
     --impl masked --device cpu`)."""
@@ -62,7 +64,14 @@ def profile_command(
     resolved = resolve_target(target, parse_extra_options(list(ctx.args)), small=small)
     captured = capture(resolved, out, CaptureSettings(warmup=warmup, iterations=iterations))
     console(stderr=True).print(f"trace: {captured.path}", highlight=False)
-    result = analyze(captured.path, mode=mode.value, thread=thread, scope=scope)
+    result = analyze(captured.path, mode=mode.value, thread=thread, scope=scope,
+                     frame_filter=frame_filter(skip_package))
     if report:
         write_report(result, captured.path)
     emit_analysis(result, output_format.value, output)
+
+
+def frame_filter(skip_packages: list[str] | None):  # noqa: ANN201 - a FrameFilter
+    from synchunt.attribute import DEFAULT_SKIP_PACKAGES, FrameFilter
+
+    return FrameFilter(skip_packages=DEFAULT_SKIP_PACKAGES + tuple(skip_packages or ()))

@@ -120,3 +120,13 @@ def test_cli_bad_input_exits_2_with_one_line(args):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith("error:")
+
+
+def test_skip_package_moves_the_call_site_outward(profiled):
+    path = profiled("hicache-dcp", impl="masked", layers=2)
+    default = runner.invoke(app, ["analyze", str(path), "--format", "json"])
+    skipped = runner.invoke(app, ["analyze", str(path), "--format", "json", "--skip-package", "workloads"])
+    assert default.exit_code == skipped.exit_code == 0
+    sites = {s["call_site"]["function"] for s in json.loads(default.stdout)["syncs"]}
+    assert sites == {"dcp_kernel_indices_masked"}
+    assert {s["call_site"]["function"] for s in json.loads(skipped.stdout)["syncs"]} != sites
