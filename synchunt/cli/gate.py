@@ -1,0 +1,146 @@
+"""`synchunt gate`: fail a CI job when traces (or a freshly profiled target) hold more syncs than allowed."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import tempfile
+from collections.abc import Iterator
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, ThreadOpt, app
+from synchunt.errors import UsageError
+
+if TYPE_CHECKING:
+    from synchunt.gate import Baseline, GateResult
+
+
+class GateFormat(str, Enum):
+    text = "text"
+    github = "github"
+    sarif = "sarif"
+    junit = "junit"
+
+
+GateTraces = Annotated[list[str] | None, typer.Argument(
+    help="Trace files (.json, .json.gz) or per-rank trace folders; with --target, the target's --name VALUE "
+         "options instead.", metavar="TRACE", show_default=False)]
+
+
+@app.command("gate", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def gate_command(
+    traces: GateTraces = None,
+    max_syncs: Annotated[int, typer.Option("--max-syncs", help="Syncs allowed beyond the baseline.")] = 0,
+    thread: ThreadOpt = None,
+    scope: ScopeOpt = None,
+    mode: ModeOpt = Mode.auto,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="TOML allow-list of reviewed syncs.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Also fail on stale or expired baseline entries.")] = False,
+    write_baseline: Annotated[Path | None, typer.Option(
+        "--write-baseline", help="Write a baseline allowing the current syncs, then gate against it.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Let --write-baseline replace an existing file.")] = False,
+    output_format: Annotated[GateFormat, typer.Option(
+        "--format", "-f", help="text, github (workflow commands), sarif (2.1.0) or junit (XML).")] = GateFormat.text,
+    output: OutputOpt = None,
+    target: Annotated[str | None, typer.Option(
+        "--target", help="Profile this workload (or module:function) first, then gate its trace.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="With --target: keep the trace in this folder (default: a temporary one).")] = None,
+    small: Annotated[bool, typer.Option("--small", help="With --target: the workload's small preset.")] = False,
+) -> None:
+    """Fail CI when traces (or a freshly profiled target) hold more syncs than the baseline and budget allow.
+
+    Exit 0 when the syncs not allowed by the baseline fit in --max-syncs, 1 when they do not (or, with --strict,
+    when a baseline entry is stale or expired), 2 on unusable input.
+
+    `synchunt gate traces/*.json.gz --baseline synchunt-baseline.toml`, or profile and gate in one go:
+    `synchunt gate --target hicache-dcp --impl sliced --device cpu`.
+    """
+    from synchunt.attribute import analyze
+    from synchunt.gate import evaluate, load_baseline
+
+    items = list(traces or [])
+    if target is None:
+        _reject_options(items, out=out, small=small)
+    if max_syncs < 0:
+        raise UsageError(f"--max-syncs must be 0 or more, got {max_syncs}")
+    if write_baseline is not None and write_baseline.exists() and not force:
+        raise UsageError(f"{write_baseline} exists; pass --force to overwrite it")  # before a long capture
+    allow_list = load_baseline(baseline) if baseline is not None else None
+    with _trace_paths(items, target, out, small) as paths:
+        analysis = analyze(paths, mode=mode.value, thread=thread, scope=scope)
+    result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict)
+    if write_baseline is not None:
+        result = _write_and_regate(result, allow_list, write_baseline, force=force)
+    _emit(result, output_format, output)
+    raise typer.Exit(result.exit_code)
+
+
+def _reject_options(items: list[str], *, out: Path | None, small: bool) -> None:
+    """Without --target, every item must be a trace and the capture options make no sense."""
+    if not items:
+        raise UsageError("give trace files to gate, or --target NAME to profile one first")
+    if out is not None or small:
+        raise UsageError(f"{'--out' if out is not None else '--small'} only applies with --target NAME")
+    unknown = next((item for item in items if item.startswith("-")), None)
+    if unknown is not None:
+        raise UsageError(f"no such option: {unknown} (workload options need --target NAME)")
+
+
+@contextlib.contextmanager
+def _trace_paths(items: list[str], target: str | None, out: Path | None, small: bool) -> Iterator[list[Path]]:
+    """The traces to gate: the given ones, or the one a fresh capture of ``target`` writes."""
+    if target is None:
+        yield [Path(item) for item in items]
+        return
+    from synchunt.capture import CaptureSettings, capture, parse_extra_options, resolve_target
+    from synchunt.cli.output import console
+
+    resolved = resolve_target(target, parse_extra_options(items), small=small)
+    with contextlib.ExitStack() as stack:
+        folder = out if out is not None else Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="synchunt-gate-")))
+        captured = capture(resolved, folder, CaptureSettings())
+        if out is not None:
+            console(stderr=True).print(f"trace: {captured.path}", soft_wrap=True, markup=False)
+        yield [captured.path]
+
+
+def _write_and_regate(result: GateResult, previous: Baseline | None, path: Path, *, force: bool) -> GateResult:
+    """Write a baseline for the current syncs (keeping the reasons of the baseline in use), then gate against it."""
+    from synchunt.cli.output import console
+    from synchunt.gate import baseline_from_syncs, evaluate, load_baseline, write_baseline
+
+    written = write_baseline(baseline_from_syncs(result.analysis.syncs, today=dt.date.today(), previous=previous),
+                             path, force=force)
+    fresh = load_baseline(written)
+    noun = "entry" if len(fresh.entries) == 1 else "entries"
+    console(stderr=True).print(f"baseline: wrote {len(fresh.entries)} {noun} to {written}", soft_wrap=True,
+                               markup=False)
+    return evaluate(result.analysis, max_syncs=result.budget, baseline=fresh, strict=result.strict,
+                    today=result.today)
+
+
+def _emit(result: GateResult, output_format: GateFormat, output: Path | None) -> None:
+    from rich.console import Console
+
+    from synchunt.cli.output import console, write_text
+    from synchunt.gate import render_gate_document, render_gate_text
+
+    if output_format is GateFormat.text:
+        if output is None:
+            console().print(render_gate_text(result))
+            return
+        with open(os.devnull, "w") as sink:
+            recorder = Console(record=True, width=160, file=sink, highlight=False)
+            recorder.print(render_gate_text(result))
+        write_text(recorder.export_text(), output)
+        return
+    write_text(render_gate_document(result, output_format.value), output)
+    # The document may be on stdout for a tool to parse; the verdict goes to stderr for the log reader.
+    console(stderr=True).print(result.headline, soft_wrap=True, markup=False)

@@ -1,0 +1,141 @@
+"""The gate's decision: which syncs the baseline allows, how many remain against the budget, and whether the
+baseline itself has gone stale or expired."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import pandas as pd
+
+from synchunt.attribute import Analysis
+from synchunt.errors import UsageError
+from synchunt.gate.baseline import Baseline, BaselineEntry, sync_key
+
+
+@dataclass(frozen=True)
+class EntryUsage:
+    """How one baseline entry fared: ``matched`` syncs had its key, ``allowed`` of them fit its ``max``."""
+
+    entry: BaselineEntry
+    matched: int
+    allowed: int
+    expired: bool
+
+    @property
+    def stale(self) -> bool:
+        """Nothing matched: the sync it allowed is gone, so the entry should be removed."""
+        return self.matched == 0
+
+    @property
+    def over_limit(self) -> int:
+        return self.matched - self.allowed
+
+    @property
+    def status(self) -> str:
+        states = [name for name, on in (("stale", self.stale), ("expired", self.expired),
+                                        (f"{self.over_limit} over max", self.over_limit > 0)) if on]
+        return ", ".join(states) or "ok"
+
+
+@dataclass(frozen=True, eq=False)
+class GateResult:
+    """The gate over one analysis. ``allowed_by`` gives, per row of ``analysis.syncs``, the index of the baseline
+    entry that allowed it, or ``None`` when the sync counts against ``budget``."""
+
+    analysis: Analysis
+    budget: int
+    allowed_by: tuple[int | None, ...]
+    usage: tuple[EntryUsage, ...] = ()
+    strict: bool = False
+    baseline_path: str | None = None
+    today: dt.date = field(default_factory=dt.date.today)
+
+    @cached_property
+    def counted(self) -> pd.DataFrame:
+        """The syncs the baseline does not allow (what the budget is checked against)."""
+        mask = [index is None for index in self.allowed_by]
+        return self.analysis.syncs[pd.Series(mask, index=self.analysis.syncs.index, dtype=bool)]
+
+    @cached_property
+    def allowed(self) -> pd.DataFrame:
+        mask = [index is not None for index in self.allowed_by]
+        return self.analysis.syncs[pd.Series(mask, index=self.analysis.syncs.index, dtype=bool)]
+
+    @property
+    def counted_analysis(self) -> Analysis:
+        """The counted syncs as an analysis of their own, for the analysis renderers."""
+        return Analysis(self.analysis.traces, self.counted.reset_index(drop=True), dict(self.analysis.filters))
+
+    @property
+    def over_budget(self) -> bool:
+        return len(self.counted) > self.budget
+
+    @property
+    def stale_entries(self) -> tuple[EntryUsage, ...]:
+        return tuple(usage for usage in self.usage if usage.stale)
+
+    @property
+    def expired_entries(self) -> tuple[EntryUsage, ...]:
+        return tuple(usage for usage in self.usage if usage.expired)
+
+    @property
+    def baseline_problems(self) -> tuple[EntryUsage, ...]:
+        """Stale or expired entries: reported always, failing the gate with ``strict``."""
+        return tuple(usage for usage in self.usage if usage.stale or usage.expired)
+
+    @property
+    def passed(self) -> bool:
+        return not self.over_budget and not (self.strict and self.baseline_problems)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    @property
+    def headline(self) -> str:
+        """One line for logs: ``gate failed: 54 syncs counted, budget 0 (54 latent syncs on thread scheduler)``."""
+        from synchunt.report.verdict import verdict
+
+        counted = len(self.counted)
+        noun = "sync" if counted == 1 else "syncs"
+        text = f"gate {'passed' if self.passed else 'failed'}: {counted} {noun} counted, budget {self.budget}"
+        if counted:
+            text += f" ({verdict(self.counted_analysis)})"
+        if len(self.allowed):
+            text += f"; {len(self.allowed)} allowed by the baseline"
+        problems = [f"{len(group)} {name} baseline {'entry' if len(group) == 1 else 'entries'}"
+                    for name, group in (("stale", self.stale_entries), ("expired", self.expired_entries)) if group]
+        if problems:
+            text += "; " + ", ".join(problems) + (" (--strict)" if self.strict else "")
+        return text
+
+
+def evaluate(analysis: Analysis, *, max_syncs: int = 0, baseline: Baseline | None = None, strict: bool = False,
+             today: dt.date | None = None) -> GateResult:
+    """Gate ``analysis``: syncs matched by a baseline entry (up to its ``max``, earliest first) are allowed, the
+    rest count against ``max_syncs``. ``today`` decides expiry (the local date when not given)."""
+    if max_syncs < 0:
+        raise UsageError(f"--max-syncs must be 0 or more, got {max_syncs}")
+    today = today or dt.date.today()
+    entries = baseline.entries if baseline else ()
+    positions = {entry.key: position for position, entry in enumerate(entries)}
+    syncs = analysis.syncs
+    allowed_by: list[int | None] = [None] * len(syncs)
+    matched = [0] * len(entries)
+    allowed = [0] * len(entries)
+    keys = [sync_key(row) for row in syncs.itertuples(index=False)]
+    times = list(zip(syncs["trace"].astype(str), syncs["ts_us"].astype(float), strict=True))
+    for row_number in sorted(range(len(keys)), key=times.__getitem__):
+        position = positions.get(keys[row_number])
+        if position is None:
+            continue
+        matched[position] += 1
+        limit = entries[position].max_count
+        if limit is None or allowed[position] < limit:
+            allowed[position] += 1
+            allowed_by[row_number] = position
+    usage = tuple(EntryUsage(entry, matched[i], allowed[i], entry.is_expired(today)) for i, entry in enumerate(entries))
+    return GateResult(analysis, max_syncs, tuple(allowed_by), usage, strict,
+                      str(baseline.path) if baseline and baseline.path else None, today)

@@ -1,0 +1,42 @@
+"""The gate result for a terminal: the counted syncs by call site, the baseline's entries, then the verdict last
+(where a CI log is read)."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from synchunt.gate.evaluate import GateResult
+
+
+def render_gate_text(result: GateResult) -> RenderableType:
+    """A rich renderable (the CLI prints it). Trace and baseline text is never read as markup."""
+    from synchunt.report import render_text
+
+    parts: list[RenderableType] = [render_text(result.counted_analysis)]
+    if result.usage:
+        parts.append(_baseline_table(result))
+    parts.append(Text(result.headline, style="bold green" if result.passed else "bold red"))
+    return Group(*parts)
+
+
+def _baseline_table(result: GateResult) -> Table:
+    source = f" ({result.baseline_path})" if result.baseline_path else ""
+    table = Table(title=f"baseline{source}", title_justify="left", expand=True, show_lines=False)
+    table.add_column("line", justify="right", no_wrap=True)
+    table.add_column("rule · op · site · reason", ratio=1, overflow="fold")
+    table.add_column("matched", justify="right", no_wrap=True)
+    table.add_column("allowed (max)", justify="right", no_wrap=True)
+    table.add_column("expires", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for usage in result.usage:
+        entry = usage.entry
+        body = Text(f"{entry.key.rule} {entry.key.op} at {entry.key.site}")
+        body.append(f"\n{entry.reason}", style="dim")
+        limit = "any" if entry.max_count is None else str(entry.max_count)
+        style = "green" if usage.status == "ok" else ("red" if result.strict else "yellow")
+        table.add_row(Text(str(entry.line or "")), body, Text(str(usage.matched)),
+                      Text(f"{usage.allowed} ({limit})"),
+                      Text(entry.expires.isoformat() if entry.expires else "-"), Text(usage.status, style=style))
+    return table

@@ -1,0 +1,37 @@
+"""Fixtures of the gate tests: one shared set of real syncs (a profiled masked HiCache step on CPU, with Python
+call sites, plus a real CUDA trace from HolisticTraceAnalysis whose syncs have no Python frame)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from synchunt.attribute import Analysis, analyze
+
+HTA_TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "hta"
+
+
+@pytest.fixture(scope="session")
+def hta_dir() -> Path:
+    if not HTA_TRACES.is_dir():
+        pytest.skip(f"the shared HTA traces are not beside the checkout ({HTA_TRACES})")
+    return HTA_TRACES
+
+
+@pytest.fixture(scope="session")
+def event_sync_trace(hta_dir: Path) -> Path:
+    """3 confirmed syncs (SH110 item, SH302 cudaEventSynchronize, SH301 cudaDeviceSynchronize), no frames."""
+    return hta_dir / "critical_path" / "cuda_event_sync"
+
+
+@pytest.fixture(scope="session")
+def masked_small_trace(profiled: Callable[..., Path]) -> Path:
+    """8 latent SH101 syncs (2 per layer, 4 layers) at translate.py's dcp_kernel_indices_masked."""
+    return profiled("hicache-dcp", small=True, impl="masked", device="cpu")
+
+
+@pytest.fixture(scope="session")
+def shared_analysis(masked_small_trace: Path, event_sync_trace: Path) -> Analysis:
+    return analyze([masked_small_trace, event_sync_trace])
