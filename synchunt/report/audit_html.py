@@ -1,0 +1,82 @@
+"""The audit matrix as one self-contained HTML page, on the stall report's page shell and stylesheet.
+
+The page reuses the report's template (``assets/page.html``: content security policy, data island) and
+``page.css``; the data goes in only through :func:`script_json`, and the page's script puts text into the DOM
+with ``textContent``. The matrix needs no figure, so no plotly.js is inlined.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from synchunt.audit.model import AuditResult
+from synchunt.audit.render import (
+    AGREEMENT_MARKS,
+    LEGEND,
+    cell_name,
+    cell_notes,
+    rules_label,
+    site_lines,
+    variant_label,
+    verdict_line,
+)
+from synchunt.errors import UsageError
+from synchunt.report.html.escape import script_json
+
+_PLACEHOLDER = re.compile(r"@(NONCE|VERSION|TITLE|CSS|DATA|PLOTLY|SCRIPT)@")
+
+
+def render_audit_html(result: AuditResult) -> str:
+    """The audit as an HTML document with no external resources."""
+    values = {"NONCE": secrets.token_urlsafe(18), "VERSION": _version(), "TITLE": "synchunt audit",
+              "CSS": _read("synchunt.report.html", "page.css"), "DATA": script_json(audit_page_data(result)),
+              "PLOTLY": "", "SCRIPT": _read("synchunt.audit", "audit.js")}
+    # One pass, so inserted text (the data, the script) is never scanned for placeholders again.
+    return _PLACEHOLDER.sub(lambda match: values[match[1]], _read("synchunt.report.html", "page.html"))
+
+
+def write_audit_html(result: AuditResult, html_path: Path) -> Path:
+    """Write :func:`render_audit_html` to ``html_path`` and return it."""
+    if html_path.is_dir():
+        raise UsageError(f"{html_path} is a folder; give a file name")
+    try:
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        html_path.write_text(render_audit_html(result), encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write {html_path}: {error.strerror or error}") from None
+    return html_path
+
+
+def audit_page_data(result: AuditResult) -> dict[str, Any]:
+    """What the page script draws: the rows as the text renderer words them, plus the audit's JSON form."""
+    rows = [{"path": cell.path, "variant": variant_label(cell), "role": cell.role,
+             "trace": cell.trace.syncs if cell.trace else None, "guard": cell.guard.syncs if cell.guard else None,
+             "agreement": cell.agreement.value, "agree": AGREEMENT_MARKS[cell.agreement],
+             "rules": rules_label(cell), "sites": site_lines(cell), "passed": cell.passed,
+             "notes": cell_notes(cell)} for cell in result.cells]
+    scale = "small presets" if result.small else "full size"
+    return {"title": f"synchunt audit: {len(result.paths)} paths on {result.device}",
+            "subtitle": f"trace mode {result.trace_mode} · {scale} · {len(result.cells)} runs",
+            "version": _version(), "verdict": verdict_line(result), "legend": LEGEND, "rows": rows,
+            "notes": [[cell_name(cell), note] for cell in result.cells for note in cell_notes(cell)],
+            "audit": result.to_json()}
+
+
+def _read(package: str, name: str) -> str:
+    return resources.files(package).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("synchunt")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+__all__ = ["audit_page_data", "render_audit_html", "write_audit_html"]

@@ -1,0 +1,241 @@
+// Builds the report from the JSON data island. Trace text only ever reaches the DOM through textContent.
+(function () {
+  "use strict";
+  var root = document.getElementById("report");
+  var data = JSON.parse(document.getElementById("synchunt-data").textContent);
+  var pending = [];
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    var key;
+    for (key in attrs || {}) {
+      if (key === "text") node.textContent = attrs[key];
+      else if (key === "cls") node.className = attrs[key];
+      else node.setAttribute(key, attrs[key]);
+    }
+    for (var i = 2; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined || child === false) continue;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+
+  // Rule docs use `backticks` for code: alternate text nodes and <code> elements.
+  function prose(tag, text, cls) {
+    var node = el(tag, cls ? { cls: cls } : {});
+    String(text || "").split("`").forEach(function (part, i) {
+      node.appendChild(i % 2 ? el("code", { text: part }) : document.createTextNode(part));
+    });
+    return node;
+  }
+
+  function us(value) {
+    var v = Math.abs(value);
+    var sign = value < 0 ? "\u2212" : "";
+    if (v >= 1e6) return sign + (v / 1e6).toFixed(2) + " s";
+    if (v >= 1e3) return sign + (v / 1e3).toFixed(2) + " ms";
+    return sign + v.toFixed(1) + " \u00b5s";
+  }
+
+  function stat(key, value) {
+    return el("div", { cls: "stat" }, el("div", { cls: "k", text: key }), el("div", { cls: "v", text: String(value) }));
+  }
+
+  function figure(id, spec, extraConfig) {
+    var box = el("div", { cls: "figure", id: id, "data-figure": id });
+    var config = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["select2d", "lasso2d"] };
+    for (var key in extraConfig || {}) config[key] = extraConfig[key];
+    pending.push(function () { return Plotly.newPlot(box, spec.data, spec.layout, config); });
+    return box;
+  }
+
+  function table(headers, rows) {
+    var head = el("tr", {});
+    headers.forEach(function (h) { head.appendChild(el("th", { text: h })); });
+    var body = el("tbody", {});
+    rows.forEach(function (cells) {
+      var tr = el("tr", {});
+      cells.forEach(function (cell) {
+        if (cell instanceof Node) tr.appendChild(cell);
+        else tr.appendChild(el("td", { text: String(cell) }));
+      });
+      body.appendChild(tr);
+    });
+    return el("table", {}, el("thead", {}, head), body);
+  }
+
+  function num(text, cls) { return el("td", { cls: "num" + (cls ? " " + cls : ""), text: String(text) }); }
+
+  function traceLine(trace) {
+    var what = [trace.target, trace.label].filter(Boolean).join(" ");
+    var parts = [trace.path];
+    if (what) parts.push(what);
+    if (trace.rank !== null && trace.rank !== undefined) parts.push("rank " + trace.rank);
+    parts.push(trace.mode + (trace.device_activity ? " (device activity traced)" : " (no device activity)"));
+    return parts.join(" \u00b7 ");
+  }
+
+  function header(side) {
+    var h = side.model.header;
+    var box = el("div", {});
+    box.appendChild(el("div", { cls: "verdict " + (h.clean ? "good" : "bad"), "data-verdict": side.key, text: h.verdict }));
+    h.traces.forEach(function (t) { box.appendChild(el("p", { cls: "sub", text: traceLine(t) })); });
+    box.appendChild(el("div", { cls: "stats" },
+      stat("syncs", h.syncs), stat("confirmed", h.confirmed), stat("latent", h.latent),
+      stat("total stall", h.stall), stat("max stall", h.max_stall),
+      stat("device", h.device || "unknown"), stat("torch", h.torch || "unknown"),
+      stat("threads with syncs", h.threads.join(", ") || "none")));
+    if (h.latent) {
+      box.appendChild(el("p", { cls: "note", text: "Latent: these ops would sync on a GPU. The stall shown is the " +
+        "op's CPU time in this trace, not a measured device wait; profile on a GPU to confirm." }));
+    }
+    var filters = Object.keys(h.filters).filter(function (k) { return k !== "mode"; });
+    if (filters.length) {
+      box.appendChild(el("p", { cls: "muted", text: "filtered: " + filters.map(function (k) {
+        return k + " = " + h.filters[k]; }).join(", ") }));
+    }
+    return box;
+  }
+
+  function siteTable(side) {
+    var rules = side.model.rules;
+    var rows = side.model.sites.map(function (s, i) {
+      var where = el("td", {}, el("div", { cls: "site", text: s.site }),
+        el("div", { cls: "muted", text: "thread " + s.threads.join(", ") }),
+        el("div", { cls: "muted", text: "op chain: " + s.op_chains.map(function (c) {
+          return c[0] + (s.op_chains.length > 1 ? " \u00d7" + c[1] : ""); }).join("; ") }),
+        el("div", { cls: "muted", text: "scopes: " + (s.scope_summary.join("; ") || "-") }));
+      var why = el("td", {});
+      var fix = el("td", {});
+      var ruleCell = el("td", {});
+      s.rules.forEach(function (code) {
+        var r = rules[code];
+        ruleCell.appendChild(el("div", {}, el("b", { text: r.code }), " " + r.name));
+        ruleCell.appendChild(prose("div", r.title, "muted"));
+        why.appendChild(prose("p", r.mechanism));
+        why.appendChild(el("details", {}, el("summary", { text: "why it hurts" }), prose("p", r.why_bad)));
+        fix.appendChild(prose("p", r.alternative, "fix"));
+        if (r.example) {
+          fix.appendChild(el("div", { cls: "muted", text: "instead of" }));
+          fix.appendChild(el("pre", { text: r.example }));
+        }
+        if (r.use_instead) {
+          fix.appendChild(el("div", { cls: "muted", text: "write" }));
+          fix.appendChild(el("pre", { text: r.use_instead }));
+        }
+      });
+      return [num(i + 1), where, num(s.count + (s.confirmed && s.latent ? " (" + s.confirmed + " confirmed)" : "")),
+        num(us(s.stall_us) + "\n(" + us(s.max_stall_us) + " max)"), ruleCell, why, fix];
+    });
+    var result = table(["#", "call site", "syncs", "stall", "rule", "why it syncs", "sync-free alternative"], rows);
+    result.className = "sites";
+    return result;
+  }
+
+  function stackList(side) {
+    var box = el("div", {});
+    side.model.sites.forEach(function (s) {
+      var details = el("details", { open: "" }, el("summary", {}, el("span", { cls: "site", text: s.site }),
+        " \u2014 " + s.count + " syncs, " + (s.stacks.length + s.other_stacks) + " distinct path" +
+        (s.stacks.length + s.other_stacks === 1 ? "" : "s")));
+      s.stacks.forEach(function (entry) {
+        var list = el("ol", { cls: "stack" });
+        entry[0].forEach(function (f, i) {
+          list.appendChild(el("li", { cls: i === 0 ? "user" : "", text: f.file + ":" + f.line + "  " + f.function }));
+        });
+        details.appendChild(el("div", { cls: "muted", text: entry[1] + " syncs through this path (innermost frame first):" }));
+        details.appendChild(list);
+      });
+      if (s.other_stacks) {
+        details.appendChild(el("div", { cls: "muted", text: "\u2026 and " + s.other_stacks + " rarer paths" }));
+      }
+      box.appendChild(details);
+    });
+    return box;
+  }
+
+  function sideSection(side) {
+    var section = el("section", { "data-side": side.key });
+    if (side.heading) section.appendChild(el("h2", { text: side.heading }));
+    section.appendChild(header(side));
+    section.appendChild(el("h3", { text: "Timeline" }));
+    section.appendChild(el("p", { cls: "muted", text: "Scope lanes (record_function), the outermost ops and every " +
+      "sync (size and colour: stall; hover for op chain, call site and rule). Drag to zoom, scroll to zoom, " +
+      "the modebar to pan." }));
+    side.timelines.forEach(function (t, i) {
+      if (side.timelines.length > 1) section.appendChild(el("div", { cls: "muted", text: t.title }));
+      section.appendChild(el("p", { cls: t.decimated ? "note" : "muted", "data-decimation": "", text: t.note }));
+      section.appendChild(figure(side.key + "-timeline-" + i, t.figure, { scrollZoom: true, doubleClick: "autosize" }));
+    });
+    if (!side.model.sites.length) {
+      section.appendChild(el("p", { cls: "muted", text: "No syncs: nothing to break down by call site or scope." }));
+      return section;
+    }
+    section.appendChild(el("h3", { text: "Syncs by call site" }));
+    section.appendChild(figure(side.key + "-sites", side.figures.sites));
+    section.appendChild(siteTable(side));
+    section.appendChild(el("h3", { text: "Syncs by scope" }));
+    side.model.sites.forEach(function (s) {
+      section.appendChild(el("p", { cls: "muted" }, el("span", { cls: "site", text: s.site }),
+        ": " + (s.scope_summary.join("; ") || "-")));
+    });
+    section.appendChild(figure(side.key + "-scopes", side.figures.scopes));
+    section.appendChild(el("h3", { text: "Python call paths" }));
+    section.appendChild(el("p", { cls: "muted", text: "Outermost frame at the top, the op that syncs at the bottom (blue: your code); click a box to zoom in." }));
+    section.appendChild(figure(side.key + "-callpath", side.figures.callpath));
+    section.appendChild(stackList(side));
+    return section;
+  }
+
+  function comparison(cmp) {
+    var section = el("section", { "data-side": "comparison" });
+    var good = cmp.after.syncs < cmp.before.syncs || (cmp.after.syncs === cmp.before.syncs && cmp.stall_saved_us > 0);
+    section.appendChild(el("div", { cls: "verdict " + (good || cmp.after.syncs === 0 ? "good" : "bad"),
+      "data-verdict": "comparison", text: cmp.headline }));
+    var pair = el("div", { cls: "pair" });
+    [["before", cmp.before], ["after", cmp.after]].forEach(function (entry) {
+      var s = entry[1];
+      pair.appendChild(el("div", { cls: "card " + (s.syncs ? "bad" : "good") },
+        el("h3", { text: entry[0] + ": " + s.labels.join(", ") }),
+        el("div", { cls: "v", text: s.verdict }),
+        el("div", { cls: "muted", text: "stall " + us(s.stall_us) + " total, " + us(s.max_stall_us) + " max" })));
+    });
+    section.appendChild(pair);
+    section.appendChild(el("h3", { text: "Per call site" }));
+    section.appendChild(table(["call site", "rule", "before", "after", "\u0394 syncs", "stall before", "stall after",
+      "\u0394 stall", ""], cmp.sites.map(function (s) {
+      var where = el("td", {}, el("div", { cls: "site", text: s.site }));
+      if (s.after_site && s.after_site !== s.site) where.appendChild(el("div", { cls: "muted", text: "\u2192 " + s.after_site }));
+      return [where, s.rules.join(", "), num(s.before), num(s.after), num((s.delta > 0 ? "+" : "") + s.delta, s.status),
+        num(us(s.before_stall_us)), num(us(s.after_stall_us)), num(us(-s.stall_saved_us), s.status),
+        el("td", { cls: s.status, text: s.status })];
+    })));
+    if (cmp.ops.length) {
+      section.appendChild(el("h3", { text: "Per op" }));
+      section.appendChild(table(["op", "before", "after", ""], cmp.ops.map(function (o) {
+        var status = o.before && !o.after ? "gone" : o.after && !o.before ? "new" : "";
+        return [o.key, num(o.before), num(o.after), el("td", { cls: status, text: status })];
+      })));
+    }
+    if (cmp.sites.length) section.appendChild(figure("comparison-figure", cmp.figure));
+    return section;
+  }
+
+  function render() {
+    document.title = data.title;
+    root.appendChild(el("h1", { text: data.title }));
+    root.appendChild(el("p", { cls: "sub", text: data.subtitle }));
+    if (data.comparison) root.appendChild(comparison(data.comparison));
+    data.sides.forEach(function (side) { root.appendChild(sideSection(side)); });
+    root.appendChild(el("footer", { text: "synchunt " + data.version + " \u00b7 self-contained report: no network " +
+      "access \u00b7 rule " + "docs from the synchunt catalogue" }));
+    return pending.reduce(function (chain, draw) { return chain.then(draw); }, Promise.resolve());
+  }
+
+  Promise.resolve().then(render).then(function () { root.setAttribute("data-rendered", "ok"); }, function (error) {
+    root.setAttribute("data-rendered", "error");
+    root.insertBefore(el("p", { cls: "error", text: "Report rendering failed: " + error }), root.firstChild);
+    throw error;
+  });
+})();

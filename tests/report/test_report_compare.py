@@ -1,0 +1,77 @@
+"""Before/after comparison: per call site, per op and per scope deltas (masked → sliced takes syncs to zero)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from synchunt.attribute import Analysis, analyze
+from synchunt.report.compare import SCHEMA, compare, render_compare_json, render_compare_text
+
+
+@pytest.fixture(scope="module")
+def masked(masked_small: Path) -> Analysis:
+    return analyze(masked_small)
+
+
+@pytest.fixture(scope="module")
+def sliced(sliced_small: Path) -> Analysis:
+    return analyze(sliced_small)
+
+
+def text_of(renderable: object) -> str:
+    console = Console(record=True, width=200, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_report_compare_fix_takes_syncs_to_zero(masked: Analysis, sliced: Analysis) -> None:
+    comparison = compare(masked, sliced)
+    stall = masked.summary["stall_us"]
+    assert (comparison.before.syncs, comparison.after.syncs) == (8, 0)
+    assert comparison.after.verdict == "sync-free"
+    assert comparison.ops_gone == ["aten::nonzero"] and comparison.ops_new == []
+    assert comparison.stall_saved_us == pytest.approx(stall)
+    [site] = comparison.sites
+    assert (site.before, site.after, site.delta, site.status) == (8, 0, -8, "gone")
+    assert site.site == masked.call_sites["site"].iloc[0] and site.rules == ["SH101"]
+    assert [(s.key, s.before, s.after) for s in comparison.scopes] == [
+        (f"start_loading › layer_{k}", 2, 0) for k in range(4)]
+    assert comparison.headline().startswith("8 → 0 syncs · stall ")
+    assert comparison.headline().endswith("saved) · aten::nonzero gone")
+
+
+def test_report_compare_regression_is_new(masked: Analysis, sliced: Analysis) -> None:
+    comparison = compare(sliced, masked)
+    assert comparison.sites[0].status == "new" and comparison.ops_new == ["aten::nonzero"]
+    assert "added" in comparison.headline()
+
+
+def test_report_compare_matches_a_site_that_moved(masked: Analysis) -> None:
+    """An edit above the call site shifts its line: still the same site, not one gone and one new."""
+    data = masked.to_json()
+    for sync in data["syncs"][:5]:
+        sync["call_site"]["line"] += 3
+    for sync in data["syncs"][5:]:
+        sync["call_site"]["line"] = None  # a different (lineless) site of another function
+        sync["call_site"]["function"] = "elsewhere"
+    after = Analysis.from_json(data)
+    comparison = compare(masked, after)
+    moved = next(s for s in comparison.sites if s.before)
+    assert moved.after_site is not None and moved.after_site != moved.site
+    assert (moved.before, moved.after, moved.status) == (8, 5, "fewer")
+    assert [s.status for s in comparison.sites if not s.before] == ["new"]
+
+
+def test_report_compare_json_and_text(masked: Analysis, sliced: Analysis) -> None:
+    comparison = compare(masked, sliced)
+    data = json.loads(render_compare_json(comparison))
+    assert data["schema"] == SCHEMA
+    assert data["sites"][0]["status"] == "gone" and data["sites"][0]["delta"] == -8
+    assert data["ops"] == [{"key": "aten::nonzero", "before": 8, "after": 0}]
+    text = text_of(render_compare_text(comparison))
+    assert "8 → 0 syncs" in text and "aten::nonzero gone" in text and "gone" in text
+    assert "translate.py:18" in text
