@@ -1,0 +1,311 @@
+"""Walks one module's syntax tree, runs the detectors of the selected rules, and turns hits into findings.
+
+The walk knows what no detector should have to: the enclosing function, whether the node runs in a loop or
+inside a ``with ...stream(...)`` block (severity rises: that is where one sync serializes many), whether the
+host already waited (an earlier ``.synchronize()``, an ``if event.query():`` guard: confidence falls),
+and which lines carry suppressions.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from synchunt.lint.forms import Form, Hit, resolve
+from synchunt.lint.provenance import Classifier
+from synchunt.lint.scopes import Scope, bind_target, build_scopes, function_scope
+from synchunt.lint.suppress import find_suppressions, is_suppressed
+from synchunt.lint.walk import FastVisitor
+from synchunt.lint.where import Where
+from synchunt.output import Confidence, Finding, Severity
+from synchunt.rules import Kind, Rule
+
+_KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})
+_HOT_CONTEXT_CALLS = {"stream": "inside `with ...stream(...)`", "graph": "inside CUDA graph capture"}
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    rule: Rule
+    form: Form
+    argument: str | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The detectors to run: per node type, and for calls per callee name."""
+
+    by_type: dict[type[ast.AST], list[PlanEntry]]
+    calls_by_name: dict[str, list[PlanEntry]]
+
+
+def build_plan(rules: Sequence[Rule]) -> Plan:
+    """The detectors of the rules' ``lint_forms``; an unknown form raises ``KeyError``."""
+    by_type: dict[type[ast.AST], list[PlanEntry]] = {}
+    calls_by_name: dict[str, list[PlanEntry]] = {}
+    for rule in rules:
+        for spec in rule.lint_forms:
+            form, argument = resolve(spec)
+            entry = PlanEntry(rule, form, argument)
+            for node_type in form.node_types:
+                if node_type is ast.Call:
+                    for name in form.callees(argument):
+                        calls_by_name.setdefault(name, []).append(entry)
+                else:
+                    by_type.setdefault(node_type, []).append(entry)
+    return Plan(by_type, calls_by_name)
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included, without visiting expressions."""
+    for statement in body:
+        yield statement
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            nested = getattr(statement, field, None)
+            if nested:
+                for item in nested:
+                    yield from _statements([item] if isinstance(item, ast.stmt) else item.body)
+
+
+def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str], dict[str, str]]:
+    """``torch`` module aliases (alias → dotted prefix: ``dist`` → ``"distributed."``), ``numpy`` aliases,
+    and functions imported from ``torch`` by name."""
+    torch_aliases: dict[str, str] = {}
+    numpy_aliases: set[str] = set()
+    torch_functions: dict[str, str] = {}
+    for node in _statements(tree.body):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root, _, rest = alias.name.partition(".")
+                if root == "torch":
+                    if alias.asname:
+                        torch_aliases[alias.asname] = rest + "." if rest else ""
+                    else:
+                        torch_aliases["torch"] = ""
+                elif root == "numpy":
+                    numpy_aliases.add(alias.asname or root)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "torch":
+            prefix = node.module.partition(".")[2]
+            for alias in node.names:
+                dotted = f"{prefix}.{alias.name}" if prefix else alias.name
+                if alias.name[:1].islower() and prefix in {"", "nn.functional"}:
+                    torch_functions[alias.asname or alias.name] = dotted
+                else:  # a submodule or a class: `from torch import distributed as dist`
+                    torch_aliases[alias.asname or alias.name] = dotted + "."
+    return torch_aliases, numpy_aliases, torch_functions
+
+
+class ModuleLinter(FastVisitor):
+    """Lints one parsed module; :meth:`run` returns its findings."""
+
+    def __init__(self, tree: ast.Module, source: str, path: str,
+                 plan: Plan) -> None:
+        super().__init__()
+        torch_aliases, numpy_aliases, torch_functions = _imports(tree)
+        self.tree = tree
+        self.path = path
+        self.plan = plan
+        self.lines = source.splitlines()
+        self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions)
+        self.uses_torch = bool(torch_aliases or torch_functions)
+        self.scopes = build_scopes(tree)
+        self.scope: Scope = self.scopes[id(tree)]
+        self.suppressions = find_suppressions(source)
+        self.loop_depth = 0
+        self.hot_context: str | None = None
+        self.host_waited = False
+        self.statement: ast.stmt | None = None
+        self.findings: list[Finding] = []
+        self._seen: set[tuple[str, int, int]] = set()
+
+    # The detectors' view (forms.Context).
+    def where(self, node: ast.AST | None) -> Where:
+        return self.classifier.where(node, self.scope)
+
+    def run(self) -> list[Finding]:
+        self.visit(self.tree)
+        return self.findings
+
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        if kind is ast.Call:
+            callee = _callee_name(node.func, self.classifier.torch_functions)  # type: ignore[attr-defined]
+            entries = self.plan.calls_by_name.get(callee)
+        else:
+            callee, entries = "", self.plan.by_type.get(kind)
+        if entries:
+            for entry in entries:
+                hit = entry.form.detect(node, self, entry.rule, entry.argument)
+                if hit is not None:
+                    self._record(entry.rule, hit)
+        if callee == "synchronize" and isinstance(node.func, ast.Attribute):  # type: ignore[attr-defined]
+            self.host_waited = True  # what follows in this function reads finished work
+        super().visit(node)
+
+    # -- context ---------------------------------------------------------------------------------------
+    def generic_visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.stmt):
+            outer, self.statement = self.statement, node
+            super().generic_visit(node)
+            self.statement = outer
+        else:
+            super().generic_visit(node)
+
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        if not isinstance(node, ast.Lambda) and self._is_device_kernel(node):
+            return  # Triton/Numba/CuTe kernels: Python syntax, device semantics
+        saved = (self.scope, self.loop_depth, self.hot_context, self.host_waited)
+        scope = self.scopes.get(id(node))
+        if scope is None:  # a lambda: its scope is made when the walk reaches it
+            scope = function_scope(node, f"{self.scope.qualname}.<lambda>", self.scope)
+        self.scope = scope
+        self.loop_depth, self.hot_context, self.host_waited = 0, None, False
+        self.generic_visit(node)
+        self.scope, self.loop_depth, self.hot_context, self.host_waited = saved
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function
+
+    def _is_device_kernel(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if _call_name(target) in _KERNEL_DECORATORS and not self.classifier.torch_root(target):
+                return True
+        return False
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        bind_target(self.scope, node.target, node.value, node.lineno)
+        self.generic_visit(node)
+
+    def _visit_loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        outer = self.statement
+        self.statement = node
+        if isinstance(node, ast.While):
+            self.loop_depth += 1
+            self.visit(node.test)
+        else:
+            self.visit(node.iter)  # evaluated once, before the loop
+            self.loop_depth += 1
+            self.visit(node.target)
+        outer_waited = self.host_waited
+        for statement in node.body:
+            self.visit(statement)
+        self.loop_depth -= 1
+        self.host_waited = outer_waited
+        for statement in node.orelse:
+            self.visit(statement)
+        self.statement = outer
+
+    visit_For = visit_AsyncFor = visit_While = _visit_loop
+
+    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        for generator in node.generators:
+            bind_target(self.scope, generator.target, generator.iter, generator.iter.lineno, element=True)
+        self.loop_depth += 1
+        self.generic_visit(node)
+        self.loop_depth -= 1
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
+
+    def _visit_with(self, node: ast.With | ast.AsyncWith) -> None:
+        outer_statement, outer_context = self.statement, self.hot_context
+        self.statement = node
+        for item in node.items:
+            self.visit(item)
+            name = _call_name(item.context_expr)
+            for suffix, label in _HOT_CONTEXT_CALLS.items():
+                if name.endswith(suffix):
+                    self.hot_context = label
+        for statement in node.body:
+            self.visit(statement)
+        self.statement, self.hot_context = outer_statement, outer_context
+
+    visit_With = visit_AsyncWith = _visit_with
+
+    def visit_If(self, node: ast.If) -> None:
+        outer_statement, outer_waited = self.statement, self.host_waited
+        self.statement = node
+        self.visit(node.test)
+        # A wait inside one branch says nothing about the code after the `if`.
+        self.host_waited = outer_waited or _mentions_query(node)  # `if done.query():` the work is finished
+        for statement in node.body:
+            self.visit(statement)
+        self.host_waited = outer_waited
+        for statement in node.orelse:
+            self.visit(statement)
+        self.host_waited = outer_waited
+        self.statement = outer_statement
+
+    # -- findings --------------------------------------------------------------------------------------
+    def _record(self, rule: Rule, hit: Hit) -> None:
+        node = hit.node
+        line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
+        end_line = getattr(node, "end_lineno", None) or line
+        key = (rule.code, line, column)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        first, last = self._suppression_span(line, end_line)
+        if is_suppressed(rule.code, first, last, self.suppressions):
+            return
+        confidence = hit.confidence
+        # Waiting again after a wait is still an explicit sync; a read after one only reads finished work.
+        caps = [not self.uses_torch, self.host_waited and rule.kind is not Kind.EXPLICIT_SYNC]
+        if any(caps):
+            confidence = Confidence.LOW
+        severity, where = Severity.WARNING, ""
+        if self.hot_context or self.loop_depth:
+            severity = Severity.ERROR
+            where = f" ({self.hot_context or 'inside a loop'})"
+        if confidence is Confidence.LOW:
+            severity = Severity.NOTE
+        source_line = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        end_column = getattr(node, "end_col_offset", None)
+        end_text = self.lines[end_line - 1] if 0 < end_line <= len(self.lines) else ""
+        self.findings.append(Finding(
+            code=rule.code, message=hit.message + where, path=self.path, line=line,
+            column=_character_column(source_line, column),
+            end_line=end_line,
+            end_column=_character_column(end_text, end_column) if end_column is not None else None,
+            severity=severity, confidence=confidence,
+            scope=None if self.scope.qualname == "<module>" else self.scope.qualname,
+            snippet=source_line.strip() or None,
+        ))
+
+    def _suppression_span(self, line: int, end_line: int) -> tuple[int, int]:
+        """The node's lines plus its statement's own lines (a compound statement's header only)."""
+        statement = self.statement
+        if statement is None:
+            return line, end_line
+        first = statement.lineno
+        body = getattr(statement, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            last = max(first, body[0].lineno - 1)
+        else:
+            last = statement.end_lineno or first
+        return min(first, line), max(last, end_line)
+
+
+def _callee_name(func: ast.expr, aliases: dict[str, str]) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return aliases.get(func.id, func.id)
+    return ""
+
+
+def _mentions_query(node: ast.If) -> bool:
+    return any(isinstance(part, ast.Attribute) and part.attr == "query" for part in ast.walk(node.test))
+
+
+def _call_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _character_column(line: str, byte_offset: int) -> int:
+    """1-based character column from ``ast``'s UTF-8 byte offset."""
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1

@@ -1,0 +1,124 @@
+"""Python control flow on tensor values, and explicit host waits."""
+
+from __future__ import annotations
+
+import ast
+
+from synchunt.lint.forms import Context, Hit, excerpt, method_call, read_confidence, register
+from synchunt.lint.where import Where
+from synchunt.output import Confidence
+from synchunt.rules import Rule
+
+_REDUCTIONS_TO_BOOL = frozenset({"any", "all"})
+
+
+def _tested_parts(test: ast.expr) -> list[ast.expr]:
+    """The sub-expressions whose truth Python evaluates: operands of `and`/`or`/`not`, else the test."""
+    if isinstance(test, ast.BoolOp):
+        return [part for value in test.values for part in _tested_parts(value)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _tested_parts(test.operand)
+    return [test]
+
+
+def _truth_confidence(part: ast.expr, context: Context) -> Confidence | None:
+    where = context.where(part)
+    if where is Where.CPU_NAMED:
+        return None  # `if host_ready:`, `if seq_lens_cpu.any():` — a flag or a host tensor: no device read
+    if where.is_tensor:
+        return read_confidence(where)
+    reduction = method_call(part)
+    if where is Where.UNKNOWN and reduction is not None:
+        receiver, call = reduction
+        if call.func.attr in _REDUCTIONS_TO_BOOL:  # type: ignore[attr-defined]
+            # `(x > 0).any()`: numpy arrays have it too, but in tensor code it is a tensor
+            return None if context.where(receiver) in (Where.VALUE, Where.CPU) else Confidence.MEDIUM
+    return None  # an unknown value in an `if` is ordinary Python
+
+
+def _test_of(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+        return _tested_parts(node.test)
+    if isinstance(node, ast.comprehension):
+        return [part for condition in node.ifs for part in _tested_parts(condition)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" and (
+            len(node.args) == 1):
+        return [node.args[0]]
+    return []
+
+
+@register("truthiness", ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension, ast.Call,
+          call_names=("bool",))
+def detect_truthiness(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    for part in _test_of(node):
+        confidence = _truth_confidence(part, context)
+        if confidence is not None:
+            return Hit(part, f"`{excerpt(part)}` is a tensor used as a Python bool: its value is read back from "
+                       "the device", confidence)
+    return None
+
+
+# -- explicit synchronization --------------------------------------------------------------------------
+_EVENT_WORDS = ("event", "done", "ready", "finish", "complete", "fence")
+_STREAM_WORDS = ("stream",)
+_DEVICE_WORDS = ("module", "cuda", "device", "accelerator", "platform", "npu", "xpu", "mps", "torch")
+
+
+def synchronize_target(receiver: ast.expr, context: Context) -> tuple[str, Confidence]:
+    """What ``receiver.synchronize()`` waits for (``device``, ``event``, ``stream``), and how sure."""
+    classifier = context.classifier
+    if classifier.torch_root(receiver):
+        return "device", Confidence.HIGH  # torch.cuda.synchronize(), torch.accelerator.synchronize()
+    if isinstance(receiver, ast.Call):
+        name = classifier.torch_function_name(receiver.func) or _last_name(receiver.func)
+        if name.endswith(("current_stream", "default_stream", "Stream")):
+            return "stream", Confidence.HIGH
+        if name.endswith("Event"):
+            return "event", Confidence.HIGH
+        if name.endswith("get_device_module"):
+            return "device", Confidence.HIGH
+    constructor = _constructor_name(receiver, context)
+    if constructor is not None:
+        if constructor.endswith("Event"):
+            return "event", Confidence.HIGH
+        if constructor.endswith("Stream") or constructor.endswith("_stream"):
+            return "stream", Confidence.HIGH
+    name = _last_name(receiver).lower()
+    for target, words in (("stream", _STREAM_WORDS), ("event", _EVENT_WORDS), ("device", _DEVICE_WORDS)):
+        if any(word in name for word in words):
+            return target, Confidence.HIGH
+    return "event", Confidence.MEDIUM  # something with `.synchronize()`: an event in most code
+
+
+def _last_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Call):
+        return _last_name(node.func)
+    if isinstance(node, ast.Subscript):
+        return _last_name(node.value)
+    return ""
+
+
+def _constructor_name(receiver: ast.expr, context: Context) -> str | None:
+    if not isinstance(receiver, ast.Name):
+        return None
+    found = context.scope.lookup(receiver.id, getattr(receiver, "lineno", 0))
+    if found is None or not isinstance(found[0].value, ast.Call):
+        return None
+    return _last_name(found[0].value.func)
+
+
+@register("synchronize", ast.Call, call_names=("synchronize",))
+def detect_synchronize(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """One form for SH301-SH303: the rule's name (``<target>-synchronize``) says which receiver it takes."""
+    found = method_call(node, "synchronize")
+    if found is None:
+        return None
+    target, confidence = synchronize_target(found[0], context)
+    if not rule.name.startswith(target + "-"):
+        return None
+    what = {"device": "every stream of the device", "event": "the event", "stream": "the stream"}[target]
+    return Hit(node, f"`{excerpt(node)}` blocks the host until {what} has finished", confidence)
