@@ -93,6 +93,7 @@ def _confirmed(trace: Trace) -> list[dict]:
                                + _descendant_memcpys(cause, parent, runtime, correlation, memcpy_by_corr))
         only_async_copies = all(n in vocab.ASYNC_COPY_CALLS for n in call_names)
         rule: Rule | None
+        anchor = -1
         if cause in calls:  # no catalogue op encloses the call: explicit sync or raw copy
             rule = catalogue.get_pageable_rule() if only_async_copies else catalogue.rule_for_runtime_call(names[cause])
             if rule is None:
@@ -100,8 +101,10 @@ def _confirmed(trace: Trace) -> list[dict]:
         elif names[cause] in catalogue.COPY_OPS and only_async_copies:
             rule = catalogue.get_pageable_rule()
         else:
-            ancestors = [names[a] for a in _ancestors(parent, cause)]
-            rule = catalogue.resolve(names[cause], ancestors, direction=direction)
+            chain = _ancestors(parent, cause)
+            ancestors = [names[a] for a in chain]
+            rule, under = catalogue.resolve_anchored(names[cause], ancestors, direction=direction)
+            anchor = _nearest(chain, names, under)
             if rule is None and names[cause] in catalogue.COPY_OPS:
                 rule = catalogue.rule_for_runtime_call("cudaMemcpy")
         if rule is None:
@@ -112,9 +115,9 @@ def _confirmed(trace: Trace) -> list[dict]:
             "runtime": " + ".join(dict.fromkeys(call_names)), "runtime_events": calls,
             "ts": float(events["ts"].iat[calls[0]]), "stall_us": stall, "stall_source": "runtime call",
             "direction": direction, "pid": events["pid"].iat[cause], "tid": events["tid"].iat[cause],
+            "anchor": anchor,
         })
-    rows.sort(key=lambda r: r["ts"])
-    return rows
+    return _merge_anchored(rows)
 
 
 def _latent(trace: Trace) -> list[dict]:
@@ -124,7 +127,7 @@ def _latent(trace: Trace) -> list[dict]:
     parent = events["parent"].to_numpy()
     concrete = events["concrete_inputs"].to_numpy()
     patterns = catalogue.latent_patterns()
-    candidates: dict[int, Rule] = {}
+    candidates: dict[int, tuple[Rule, int]] = {}
     for i in np.flatnonzero((cats == vocab.CPU_OP) & np.isin(names, list(patterns))).tolist():
         ancestors = [names[a] for a in _ancestors(parent, i)]
         if catalogue.is_not_sync(names[i], ancestors):
@@ -132,23 +135,49 @@ def _latent(trace: Trace) -> list[dict]:
         matching = [(p, r) for p, r in patterns[names[i]] if p.under is None or p.under in ancestors]
         if not any(holds(p.when, concrete[i]) for p, _ in matching):
             continue
-        rule = catalogue.resolve(names[i], ancestors, latent_only=True)
+        rule, under = catalogue.resolve_anchored(names[i], ancestors, latent_only=True)
         if rule is not None:
-            candidates[i] = rule
+            candidates[i] = (rule, _nearest(_ancestors(parent, i), names, under))
     # A catalogue op that encloses another candidate is explained by it (count the innermost only).
     enclosing = {a for i in candidates for a in _ancestors(parent, i)}
     rows = []
-    for i, rule in candidates.items():
+    for i, (rule, anchor) in candidates.items():
         if i in enclosing:
             continue
         rows.append({
             "event": i, "rule": rule.code, "kind": rule.kind.value, "confirmed": False, "op": names[i],
             "runtime": "", "runtime_events": [], "ts": float(events["ts"].iat[i]),
             "stall_us": float(events["dur"].iat[i]), "stall_source": "op cpu time (latent)", "direction": None,
-            "pid": events["pid"].iat[i], "tid": events["tid"].iat[i],
+            "pid": events["pid"].iat[i], "tid": events["tid"].iat[i], "anchor": anchor,
         })
-    rows.sort(key=lambda r: r["ts"])
-    return rows
+    return _merge_anchored(rows)
+
+
+def _nearest(chain: list[int], names: np.ndarray, name: str | None) -> int:
+    """The nearest enclosing event called ``name`` (-1 when none, or no name)."""
+    if name is None:
+        return -1
+    return next((a for a in chain if names[a] == name), -1)
+
+
+def _merge_anchored(rows: list[dict]) -> list[dict]:
+    """One sync per call of the op a read is charged to: ``repeat_interleave`` reads its repeats' sum and checks
+    them (two host reads) but is one sync of the user's code; the stall adds up."""
+    merged: list[dict] = []
+    by_anchor: dict[int, dict] = {}
+    for row in sorted(rows, key=lambda r: r["ts"]):
+        anchor = row.pop("anchor")
+        first = by_anchor.get(anchor) if anchor >= 0 else None
+        if first is None:
+            merged.append(row)
+            if anchor >= 0:
+                by_anchor[anchor] = row
+            continue
+        first["stall_us"] += row["stall_us"]
+        first["runtime_events"] = first["runtime_events"] + row["runtime_events"]
+        names = [n for n in (first["runtime"] + " + " + row["runtime"]).split(" + ") if n]
+        first["runtime"] = " + ".join(dict.fromkeys(names))
+    return merged
 
 
 def _activity_by_correlation(events: pd.DataFrame, names: np.ndarray, cats: np.ndarray,

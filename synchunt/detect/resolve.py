@@ -33,32 +33,40 @@ def is_not_sync(op: str, ancestors: Sequence[str]) -> bool:
 
 def resolve(op: str, ancestors: Sequence[str], *, direction: str | None = None,
             latent_only: bool = False) -> Rule | None:
-    """The rule explaining a sync caused by ``op`` inside ``ancestors`` (innermost first).
+    """The rule explaining a sync caused by ``op`` inside ``ancestors`` (innermost first); see ``resolve_anchored``."""
+    return resolve_anchored(op, ancestors, direction=direction, latent_only=latent_only)[0]
+
+
+def resolve_anchored(op: str, ancestors: Sequence[str], *, direction: str | None = None,
+                     latent_only: bool = False) -> tuple[Rule | None, str | None]:
+    """The rule for a sync caused by ``op`` inside ``ancestors`` (innermost first), and the enclosing op it is
+    charged to, if any.
 
     Patterns that require an enclosing op win over plain ones (``aten::nonzero`` under ``aten::index`` is
     boolean-mask indexing, not a bare ``nonzero``); a generic read (a scalar read or a copy) inside a
-    data-dependent op is charged to that op (a copy inside ``unique`` is ``unique``'s sync). Copies are
-    split by ``direction`` (``"DtoH"``/``"HtoD"``).
+    data-dependent op is charged to that op (a copy inside ``unique`` is ``unique``'s sync). The second value
+    names that enclosing op: reads under one call of it are one sync of the user's code. Copies are split by
+    ``direction`` (``"DtoH"``/``"HtoD"``).
     """
     for rule in RULES:
         for pattern in rule.trace_ops:
             if pattern.op == op and pattern.under is not None and pattern.under in ancestors \
                     and (pattern.latent or not latent_only):
-                return rule
+                return rule, pattern.under
     if op in COPY_OPS or op == "aten::_local_scalar_dense":
         for ancestor in ancestors:
             outer = _plain_data_dependent_rule(ancestor)
             if outer is not None:
-                return outer
+                return outer, ancestor
     if op in COPY_OPS:
         if latent_only:
-            return None
-        return next((r for r in RULES if r.copy_direction == direction and direction is not None), None)
+            return None, None
+        return next((r for r in RULES if r.copy_direction == direction and direction is not None), None), None
     for rule in RULES:
         for pattern in rule.trace_ops:
             if pattern.op == op and pattern.under is None and (pattern.latent or not latent_only):
-                return rule
-    return None
+                return rule, None
+    return None, None
 
 
 def rule_for_runtime_call(name: str) -> Rule | None:
