@@ -79,7 +79,7 @@ def to_sarif(findings: Iterable[Finding], *, rules: Sequence[Rule] = RULES, tool
     notifications: list[dict[str, Any]] = []
     for finding in sorted(findings, key=lambda item: item.sort_key):
         if finding.is_problem:
-            notifications.append({"level": "error", "message": {"text": finding.message},
+            notifications.append({"level": finding.severity.value, "message": {"text": finding.message},
                                   "locations": [_location(finding)], "descriptor": {"id": finding.code}})
             continue
         if finding.code not in index:
