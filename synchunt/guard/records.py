@@ -1,0 +1,111 @@
+"""What the guard records: one immutable record per sync, the error that lists them, and their text form."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from synchunt.errors import SynchuntError
+
+
+@dataclass(frozen=True)
+class SyncFrame:
+    """One Python frame of user code."""
+
+    filename: str
+    lineno: int
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno} in {self.function}"
+
+
+@dataclass(frozen=True)
+class SyncRecord:
+    """One device-to-host sync (or latent sync) seen by the guard.
+
+    ``filename``/``lineno``/``function`` name the innermost user frame; ``stack`` holds the user frames,
+    innermost first (so ``stack[0]`` is that same frame). ``latent`` is true when the tensors were not on a
+    device (e.g. a CPU run): the op would sync on a GPU. ``source`` says which signal saw it: ``"dispatch"``
+    (the aten op and its arguments), ``"method"`` (a Tensor method that reads to the host without dispatching,
+    e.g. ``tolist``), ``"explicit"`` (``torch.cuda.synchronize()`` and friends) or ``"sync-debug"`` (torch's
+    CUDA sync debug mode alone). ``confirmed`` is true when torch's CUDA sync debug mode also reported it.
+    """
+
+    rule: str
+    op: str
+    filename: str
+    lineno: int
+    function: str
+    stack: tuple[SyncFrame, ...]
+    thread: str
+    latent: bool
+    detail: str
+    source: str = "dispatch"
+    confirmed: bool = False
+    allowed: bool = False
+    allow_reason: str | None = None
+
+    @property
+    def location(self) -> str:
+        return f"{self.filename}:{self.lineno}"
+
+    def describe(self) -> str:
+        """One line: rule, op, location, function, and what kind of sync it is."""
+        kind = "latent" if self.latent else "sync"
+        allowed = f", allowed: {self.allow_reason}" if self.allowed else ""
+        detail = f" [{self.detail}]" if self.detail else ""
+        return (f"{self.rule} {self.op} at {self.location} in {self.function} "
+                f"({kind}, thread {self.thread}{allowed}){detail}")
+
+
+@dataclass(frozen=True)
+class SyncSite:
+    """All records that share a rule, an op and a user line."""
+
+    rule: str
+    op: str
+    filename: str
+    lineno: int
+    function: str
+    count: int
+
+    @property
+    def location(self) -> str:
+        return f"{self.filename}:{self.lineno}"
+
+
+def group_by_site(records: Iterable[SyncRecord]) -> list[SyncSite]:
+    """Sites, most frequent first (ties in first-seen order)."""
+    counts = Counter((r.rule, r.op, r.filename, r.lineno, r.function) for r in records)
+    return [SyncSite(*key, count=count) for key, count in counts.most_common()]
+
+
+def summarize_rules(records: Iterable[SyncRecord]) -> str:
+    """``"SH101 ×54, SH109 ×1"``, by rule code."""
+    counts = Counter(r.rule for r in records)
+    return ", ".join(f"{code} ×{n}" for code, n in sorted(counts.items()))
+
+
+def format_syncs(records: Sequence[SyncRecord], *, with_stack: bool = True) -> str:
+    """A numbered list of records, optionally each followed by its user stack."""
+    lines: list[str] = []
+    for number, record in enumerate(records, start=1):
+        lines.append(f"{number:>3}. {record.describe()}")
+        if with_stack:
+            lines.extend(f"       {frame}" for frame in record.stack[1:])
+    return "\n".join(lines)
+
+
+class SyncError(SynchuntError):
+    """Device-to-host syncs in a region guarded by ``forbid_syncs()`` (exit code 1)."""
+
+    exit_code = 1
+
+    def __init__(self, syncs: Sequence[SyncRecord]) -> None:
+        self.syncs: tuple[SyncRecord, ...] = tuple(syncs)
+        noun = "sync" if len(self.syncs) == 1 else "syncs"
+        header = f"{len(self.syncs)} device-to-host {noun} in a forbid_syncs() region " \
+                 f"({summarize_rules(self.syncs)}):"
+        super().__init__(header + "\n" + format_syncs(self.syncs, with_stack=True))

@@ -1,0 +1,106 @@
+"""pytest plugin: fail tests that make device-to-host syncs (registered through the ``pytest11`` entry point).
+
+A thin layer over :mod:`synchunt.guard`, which is imported only when a test asks for it, so loading the plugin
+never imports torch.
+
+- ``@pytest.mark.no_d2h_sync``: the test body runs under the guard; any sync fails the test with the list of
+  syncs and their lines.
+- ``sync_watch`` fixture: a :class:`synchunt.guard.Watch` active for the test, for assertions such as
+  ``assert sync_watch.count("SH101") == 0``.
+- ``--synchunt-guard=DIR`` (repeatable) or the ``synchunt_guard`` ini option: apply ``no_d2h_sync`` to every
+  test under these directories; ``@pytest.mark.allow_d2h_sync(reason=...)`` exempts one test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from synchunt.guard import SyncRecord, Watch
+
+# Marker name → help line (the help shown by `pytest --markers`).
+MARKERS: dict[str, str] = {
+    "no_d2h_sync": "no_d2h_sync: fail the test if its body makes a device-to-host sync (synchunt runtime "
+    "guard); the failure lists every sync with its rule, op and line.",
+    "allow_d2h_sync": "allow_d2h_sync(reason): exempt this test from directories guarded with "
+    "--synchunt-guard or the synchunt_guard ini option.",
+}
+
+GUARDED_DIRS_KEY = pytest.StashKey[tuple[Path, ...]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("synchunt", "synchunt device-to-host sync guard")
+    group.addoption(
+        "--synchunt-guard",
+        action="append",
+        default=[],
+        metavar="DIR",
+        dest="synchunt_guard",
+        help="fail every test under DIR that makes a device-to-host sync (repeatable).",
+    )
+    parser.addini(
+        "synchunt_guard",
+        type="paths",
+        default=[],
+        help="directories whose tests must not make device-to-host syncs (like --synchunt-guard).",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in MARKERS.values():
+        config.addinivalue_line("markers", line)
+    invocation_dir = config.invocation_params.dir
+    from_cli = [(invocation_dir / directory).resolve() for directory in config.getoption("synchunt_guard")]
+    from_ini = [Path(directory).resolve() for directory in config.getini("synchunt_guard")]
+    config.stash[GUARDED_DIRS_KEY] = tuple(from_cli + from_ini)
+
+
+def _is_under(path: Path, directories: Sequence[Path]) -> bool:
+    return any(path == directory or directory in path.parents for directory in directories)
+
+
+def _must_not_sync(item: pytest.Item) -> bool:
+    if item.get_closest_marker("no_d2h_sync") is not None:
+        return True
+    if item.get_closest_marker("allow_d2h_sync") is not None:
+        return False
+    return _is_under(Path(item.path).resolve(), item.config.stash.get(GUARDED_DIRS_KEY, ()))
+
+
+def _failure_text(syncs: Sequence[SyncRecord]) -> tuple[str, str]:
+    """The failure message (summary line + one line per sync) and the report section (with stacks)."""
+    from synchunt.guard import format_syncs, summarize_rules
+
+    noun = "sync" if len(syncs) == 1 else "syncs"
+    message = f"{len(syncs)} device-to-host {noun} in a test marked no_d2h_sync ({summarize_rules(syncs)})"
+    return message + "\n" + format_syncs(syncs, with_stack=False), format_syncs(syncs, with_stack=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    if not _must_not_sync(item):
+        return (yield)
+    from synchunt.guard import watch
+
+    with watch() as recorder:
+        result = yield
+    syncs = recorder.violations
+    if syncs:
+        message, section = _failure_text(syncs)
+        item.add_report_section("call", "synchunt syncs", section)
+        pytest.fail(message, pytrace=False)
+    return result
+
+
+@pytest.fixture
+def sync_watch() -> Generator[Watch, None, None]:
+    """A synchunt guard recorder active for the whole test: ``assert sync_watch.count("SH101") == 0``."""
+    from synchunt.guard import watch
+
+    with watch() as recorder:
+        yield recorder

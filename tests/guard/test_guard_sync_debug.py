@@ -1,0 +1,84 @@
+"""Routing of torch's CUDA sync-debug warnings (the guard's second signal on CUDA), exercised on CPU.
+
+A CPU build of torch cannot switch the sync debug mode, so the mode switch is replaced by a dictionary; the
+warnings are issued exactly as torch issues them (a ``UserWarning`` on the thread that ran the op)."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import pytest
+import torch
+
+from synchunt.guard import Watch, state
+from synchunt.guard.patches import _SyncDebugSignal
+
+MESSAGE = "called a synchronizing CUDA operation"
+
+
+@pytest.fixture
+def debug_mode(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    mode = {"value": 0}
+    monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: mode["value"])
+    names = {"default": 0, "warn": 1, "error": 2}
+    monkeypatch.setattr(torch.cuda, "set_sync_debug_mode",
+                        lambda value: mode.__setitem__("value", names.get(value, value)))
+    return mode
+
+
+def _warn_from_another_thread() -> None:
+    worker = threading.Thread(target=lambda: warnings.warn(MESSAGE, UserWarning, stacklevel=1), name="other")
+    worker.start()
+    worker.join()
+
+
+def test_warnings_add_records_for_unflagged_ops_on_the_guarded_thread_only(debug_mode: dict[str, int]) -> None:
+    recorder = Watch()
+    with warnings.catch_warnings(record=True) as shown:
+        original_showwarning = warnings.showwarning
+        signal = _SyncDebugSignal()
+        assert debug_mode["value"] == 1
+        state.push(recorder, track_every_op=True)
+        try:
+            torch.arange(4).flip(0)  # an op the catalogue does not flag
+            warnings.warn(MESSAGE, UserWarning, stacklevel=1)  # becomes a record for aten::flip
+            torch.ones(()).item()  # SH109 from dispatch; its warning must not add a second record
+            warnings.warn(MESSAGE, UserWarning, stacklevel=1)
+            torch.arange(4).to(torch.float64)  # a copy: classified by direction at dispatch, not here
+            warnings.warn(MESSAGE, UserWarning, stacklevel=1)
+            _warn_from_another_thread()  # not guarded: dropped, since the mode was off before
+            warnings.warn("unrelated", UserWarning, stacklevel=1)  # passes through
+        finally:
+            state.pop(recorder)
+            signal.undo()
+        assert debug_mode["value"] == 0
+        assert warnings.showwarning is original_showwarning
+        assert not [entry for entry in warnings.filters if entry[1] is not None and entry[1].pattern == MESSAGE]
+    assert [(r.rule, r.op, r.source, r.latent) for r in recorder.syncs] == [
+        ("SH109", "aten::flip", "sync-debug", False),
+        ("SH109", "aten::_local_scalar_dense", "dispatch", True),
+    ]
+    assert recorder.syncs[0].filename == __file__
+    assert [str(w.message) for w in shown] == ["unrelated"]
+
+
+def test_warnings_of_unguarded_threads_pass_through_when_the_user_enabled_the_mode(
+        debug_mode: dict[str, int]) -> None:
+    debug_mode["value"] = 1
+    with warnings.catch_warnings(record=True) as shown:
+        signal = _SyncDebugSignal()
+        try:
+            _warn_from_another_thread()
+        finally:
+            signal.undo()
+    assert debug_mode["value"] == 1
+    assert [str(w.message) for w in shown] == [MESSAGE]
+
+
+def test_error_mode_is_left_alone(debug_mode: dict[str, int]) -> None:
+    debug_mode["value"] = 2
+    signal = _SyncDebugSignal()
+    assert not signal.active and debug_mode["value"] == 2
+    signal.undo()
+    assert debug_mode["value"] == 2
