@@ -11,6 +11,7 @@ import pandas as pd
 from synchunt.attribute.callsite import Frame, FrameFilter, call_site, parse_call_stack
 from synchunt.detect import Detection
 from synchunt.trace import Trace, vocab
+from synchunt.trace.tree import ancestors
 
 SCOPE_SEPARATOR = " › "
 _PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
@@ -34,7 +35,7 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
     waited = _WaitedOn(trace, names, cats)
     rows = []
     for sync in detection.syncs.itertuples(index=False):
-        chain = _ancestors(parent, int(sync.event))
+        chain = ancestors(parent, int(sync.event))
         python = [_frame(names[a]) for a in chain if cats[a] == vocab.PYTHON_FUNCTION]
         stack = [f for f in python if f is not None]
         if not stack:
@@ -63,14 +64,6 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
         })
     return pd.DataFrame(rows, columns=ATTRIBUTED_COLUMNS)
 
-
-def _ancestors(parent: np.ndarray, index: int) -> list[int]:
-    chain = []
-    current = int(parent[index])
-    while current >= 0:
-        chain.append(current)
-        current = int(parent[current])
-    return chain
 
 
 def _frame(name: str) -> Frame | None:

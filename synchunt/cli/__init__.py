@@ -5,7 +5,11 @@ from __future__ import annotations
 import sys
 
 from synchunt.cli import analysis as _analysis  # noqa: F401 - registers commands
-from synchunt.cli import catalog as _catalog  # noqa: F401
+from synchunt.cli import audit as _audit  # noqa: F401 - registers commands
+from synchunt.cli import catalog as _catalog  # noqa: F401 - registers commands
+from synchunt.cli import gate as _gate  # noqa: F401 - registers commands
+from synchunt.cli import lint as _lint  # noqa: F401 - registers commands
+from synchunt.cli import report as _report  # noqa: F401 - registers commands
 from synchunt.cli.app import app
 from synchunt.errors import SynchuntError
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, SkipOpt, ThreadOpt, TracePaths, app
 from synchunt.cli.output import emit_analysis
+
+if TYPE_CHECKING:
+    from synchunt.attribute import FrameFilter
 
 
 class AnalysisFormat(str, Enum):
@@ -71,7 +74,7 @@ def profile_command(
     emit_analysis(result, output_format.value, output)
 
 
-def frame_filter(skip_packages: list[str] | None):  # noqa: ANN201 - a FrameFilter
+def frame_filter(skip_packages: list[str] | None) -> FrameFilter:
     from synchunt.attribute import DEFAULT_SKIP_PACKAGES, FrameFilter
 
     return FrameFilter(skip_packages=DEFAULT_SKIP_PACKAGES + tuple(skip_packages or ()))

@@ -12,6 +12,7 @@ from synchunt.detect import resolve as catalogue
 from synchunt.detect.conditions import holds
 from synchunt.rules import Rule
 from synchunt.trace import Trace, vocab
+from synchunt.trace.tree import ancestors
 
 
 class Mode(str, Enum):
@@ -48,14 +49,6 @@ def _names(trace: Trace) -> np.ndarray:
     return trace.events["name"].astype(str).to_numpy(dtype=object)
 
 
-def _ancestors(parent: np.ndarray, index: int) -> list[int]:
-    chain = []
-    current = int(parent[index])
-    while current >= 0:
-        chain.append(current)
-        current = int(parent[current])
-    return chain
-
 
 def _confirmed(trace: Trace) -> list[dict]:
     events = trace.events
@@ -83,7 +76,7 @@ def _confirmed(trace: Trace) -> list[dict]:
     trace_ops = catalogue.trace_ops()
     groups: dict[int, list[int]] = {}
     for i in blocking:
-        cause = next((a for a in _ancestors(parent, i) if names[a] in trace_ops and cats[a] == vocab.CPU_OP), i)
+        cause = next((a for a in ancestors(parent, i) if names[a] in trace_ops and cats[a] == vocab.CPU_OP), i)
         groups.setdefault(cause, []).append(i)
 
     rows = []
@@ -101,9 +94,9 @@ def _confirmed(trace: Trace) -> list[dict]:
         elif names[cause] in catalogue.COPY_OPS and only_async_copies:
             rule = catalogue.get_pageable_rule()
         else:
-            chain = _ancestors(parent, cause)
-            ancestors = [names[a] for a in chain]
-            rule, under = catalogue.resolve_anchored(names[cause], ancestors, direction=direction)
+            chain = ancestors(parent, cause)
+            enclosing_names = [names[a] for a in chain]
+            rule, under = catalogue.resolve_anchored(names[cause], enclosing_names, direction=direction)
             anchor = _nearest(chain, names, under)
             if rule is None and names[cause] in catalogue.COPY_OPS:
                 rule = catalogue.rule_for_runtime_call("cudaMemcpy")
@@ -129,17 +122,18 @@ def _latent(trace: Trace) -> list[dict]:
     patterns = catalogue.latent_patterns()
     candidates: dict[int, tuple[Rule, int]] = {}
     for i in np.flatnonzero((cats == vocab.CPU_OP) & np.isin(names, list(patterns))).tolist():
-        ancestors = [names[a] for a in _ancestors(parent, i)]
-        if catalogue.is_not_sync(names[i], ancestors):
+        chain = ancestors(parent, i)
+        enclosing_names = [names[a] for a in chain]
+        if catalogue.is_not_sync(names[i], enclosing_names):
             continue
-        matching = [(p, r) for p, r in patterns[names[i]] if p.under is None or p.under in ancestors]
+        matching = [(p, r) for p, r in patterns[names[i]] if p.under is None or p.under in enclosing_names]
         if not any(holds(p.when, concrete[i]) for p, _ in matching):
             continue
-        rule, under = catalogue.resolve_anchored(names[i], ancestors, latent_only=True)
+        rule, under = catalogue.resolve_anchored(names[i], enclosing_names, latent_only=True)
         if rule is not None:
-            candidates[i] = (rule, _nearest(_ancestors(parent, i), names, under))
+            candidates[i] = (rule, _nearest(chain, names, under))
     # A catalogue op that encloses another candidate is explained by it (count the innermost only).
-    enclosing = {a for i in candidates for a in _ancestors(parent, i)}
+    enclosing = {a for i in candidates for a in ancestors(parent, i)}
     rows = []
     for i, (rule, anchor) in candidates.items():
         if i in enclosing:
