@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -33,6 +34,7 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
     parent = events["parent"].to_numpy()
     call_stacks = events["call_stack"].to_numpy()
     waited = _WaitedOn(trace, names, cats)
+    thread_names = functools.cache(trace.thread_name)
     rows = []
     for sync in detection.syncs.itertuples(index=False):
         chain = ancestors(parent, int(sync.event))
@@ -53,7 +55,7 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
         rows.append({
             "rule": sync.rule, "kind": sync.kind, "confirmed": bool(sync.confirmed), "op": sync.op,
             "op_chain": ops, "runtime": sync.runtime, "pid": sync.pid, "tid": sync.tid,
-            "thread": trace.thread_name(sync.pid, sync.tid), "ts_us": float(sync.ts),
+            "thread": thread_names(sync.pid, sync.tid), "ts_us": float(sync.ts),
             "stall_us": float(sync.stall_us), "stall_source": sync.stall_source,
             "file": site.file if site else None, "line": site.line if site else None,
             "function": site.function if site else None, "stack": [f.as_dict() for f in stack],
@@ -74,36 +76,51 @@ def _frame(name: str) -> Frame | None:
 
 
 class _WaitedOn:
-    """The last device activity on the synced stream before the blocking call returned."""
+    """The last device activity on the synced stream that started before the blocking call returned.
+
+    Activities are indexed once per stream (sorted by start), so each lookup is a binary search.
+    """
 
     def __init__(self, trace: Trace, names: np.ndarray, cats: np.ndarray) -> None:
         events = trace.events
-        self._events = events
+        self._correlation = events["correlation"].to_numpy()
+        self._end = events["end"].to_numpy()
+        device = np.flatnonzero(np.isin(cats, _DEVICE_ACTIVITY))
+        streams = events["stream"].to_numpy()[device]
+        tids = events["tid"].to_numpy()[device]
+        keys = [int(s) if s >= 0 else t for s, t in zip(streams.tolist(), tids.tolist(), strict=True)]
+        starts = events["ts"].to_numpy()[device]
+        self._lanes: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        for key in set(keys):
+            members = device[np.asarray([k == key for k in keys], dtype=bool)]
+            order = np.argsort(events["ts"].to_numpy()[members], kind="stable")
+            self._lanes[key] = (events["ts"].to_numpy()[members][order], members[order])
+        order = np.argsort(starts, kind="stable")
+        self._all = (starts[order], device[order])
         self._names = names
-        device = np.isin(cats, _DEVICE_ACTIVITY)
-        self._device = events[device].assign(name_str=names[device]).sort_values("end")
-        self._sync_stream: dict[int, Any] = {}
-        syncs = events[cats == vocab.CUDA_SYNC]
-        for corr, stream in zip(syncs["correlation"].tolist(), syncs["stream"].tolist(), strict=True):
+        self._keys = dict(zip(device.tolist(), keys, strict=True))
+        self._stream_of: dict[int, Any] = {}
+        stream_column = events["stream"].to_numpy()
+        for i in np.flatnonzero(cats == vocab.CUDA_SYNC).tolist():
+            corr, stream = int(self._correlation[i]), int(stream_column[i])
             if corr >= 0 and stream >= 0:
-                self._sync_stream[corr] = stream
-        self._activity_stream = dict(zip(self._device["correlation"].tolist(), self._device["stream"].tolist(),
-                                         strict=True))
+                self._stream_of[corr] = stream
+        for i in device.tolist():
+            corr = int(self._correlation[i])
+            if corr >= 0:
+                self._stream_of.setdefault(corr, self._keys[i])
 
     def find(self, runtime_events: list[int]) -> str | None:
-        if not runtime_events or self._device.empty:
+        if not runtime_events or not len(self._all[0]):
             return None
-        corrs = [int(self._events["correlation"].iat[i]) for i in runtime_events]
-        own = set(corrs)
-        stream = next((self._sync_stream[c] for c in corrs if c in self._sync_stream), None)
-        if stream is None:
-            stream = next((self._activity_stream[c] for c in corrs if c in self._activity_stream), None)
-        end = float(self._events["end"].iloc[runtime_events].max())
-        before = self._device[(self._device["ts"] < end) & ~self._device["correlation"].isin(own)]
-        if stream is not None and stream >= 0:
-            on_stream = before[(before["stream"] == stream) | (before["tid"] == stream)]
-            before = on_stream if len(on_stream) else before
-        if before.empty:
+        corrs = {int(self._correlation[i]) for i in runtime_events}
+        stream = next((self._stream_of[c] for c in sorted(corrs) if c in self._stream_of), None)
+        end = float(self._end[runtime_events].max())
+        starts, members = self._lanes.get(stream, self._all) if stream is not None else self._all
+        position = int(np.searchsorted(starts, end, side="left")) - 1
+        while position >= 0 and int(self._correlation[members[position]]) in corrs:
+            position -= 1  # the sync's own copy is not what it waited on
+        if position < 0:
             return None
-        last = before.iloc[-1]
-        return f"{last['name_str']} (stream {last['stream'] if last['stream'] >= 0 else last['tid']})"
+        chosen = int(members[position])
+        return f"{self._names[chosen]} (stream {self._keys[chosen]})"

@@ -79,11 +79,13 @@ def _confirmed(trace: Trace) -> list[dict]:
         cause = next((a for a in ancestors(parent, i) if names[a] in trace_ops and cats[a] == vocab.CPU_OP), i)
         groups.setdefault(cause, []).append(i)
 
+    issued_memcpys = _memcpys_by_issuer(parent, runtime, correlation, memcpy_by_corr)
+    ts, dur, pid, tid = (events[c].to_numpy() for c in ("ts", "dur", "pid", "tid"))
     rows = []
     for cause, calls in groups.items():
         call_names = [names[c] for c in calls]
         direction = _direction([memcpy_by_corr.get(int(correlation[c]), "") for c in calls]
-                               + _descendant_memcpys(cause, parent, runtime, correlation, memcpy_by_corr))
+                               + issued_memcpys.get(cause, []))
         only_async_copies = all(n in vocab.ASYNC_COPY_CALLS for n in call_names)
         rule: Rule | None
         anchor = -1
@@ -102,12 +104,12 @@ def _confirmed(trace: Trace) -> list[dict]:
                 rule = catalogue.rule_for_runtime_call("cudaMemcpy")
         if rule is None:
             continue
-        stall = float(events["dur"].iat[calls[0]]) if len(calls) == 1 else float(events["dur"].iloc[calls].sum())
+        stall = float(dur[calls].sum())
         rows.append({
             "event": cause, "rule": rule.code, "kind": rule.kind.value, "confirmed": True, "op": names[cause],
             "runtime": " + ".join(dict.fromkeys(call_names)), "runtime_events": calls,
-            "ts": float(events["ts"].iat[calls[0]]), "stall_us": stall, "stall_source": "runtime call",
-            "direction": direction, "pid": events["pid"].iat[cause], "tid": events["tid"].iat[cause],
+            "ts": float(ts[calls[0]]), "stall_us": stall, "stall_source": "runtime call",
+            "direction": direction, "pid": pid[cause], "tid": tid[cause],
             "anchor": anchor,
         })
     return _merge_anchored(rows)
@@ -134,15 +136,16 @@ def _latent(trace: Trace) -> list[dict]:
             candidates[i] = (rule, _nearest(chain, names, under))
     # A catalogue op that encloses another candidate is explained by it (count the innermost only).
     enclosing = {a for i in candidates for a in ancestors(parent, i)}
+    ts, dur, pid, tid = (events[c].to_numpy() for c in ("ts", "dur", "pid", "tid"))
     rows = []
     for i, (rule, anchor) in candidates.items():
         if i in enclosing:
             continue
         rows.append({
             "event": i, "rule": rule.code, "kind": rule.kind.value, "confirmed": False, "op": names[i],
-            "runtime": "", "runtime_events": [], "ts": float(events["ts"].iat[i]),
-            "stall_us": float(events["dur"].iat[i]), "stall_source": "op cpu time (latent)", "direction": None,
-            "pid": events["pid"].iat[i], "tid": events["tid"].iat[i], "anchor": anchor,
+            "runtime": "", "runtime_events": [], "ts": float(ts[i]),
+            "stall_us": float(dur[i]), "stall_source": "op cpu time (latent)", "direction": None,
+            "pid": pid[i], "tid": tid[i], "anchor": anchor,
         })
     return _merge_anchored(rows)
 
@@ -181,22 +184,21 @@ def _activity_by_correlation(events: pd.DataFrame, names: np.ndarray, cats: np.n
             if c >= 0}
 
 
-def _descendant_memcpys(cause: int, parent: np.ndarray, runtime: np.ndarray, correlation: np.ndarray,
-                        memcpy_by_corr: dict[int, str]) -> list[str]:
-    # Runtime calls sit right below the op that issued them; look a few levels down for the copy activity.
-    found = []
+def _memcpys_by_issuer(parent: np.ndarray, runtime: np.ndarray, correlation: np.ndarray,
+                       memcpy_by_corr: dict[int, str]) -> dict[int, list[str]]:
+    """Each op → the copy activities issued by runtime calls at most four levels below it (one pass)."""
+    issued: dict[int, list[str]] = {}
     for i in np.flatnonzero(runtime).tolist():
+        name = memcpy_by_corr.get(int(correlation[i]))
+        if not name:
+            continue
         current = int(parent[i])
         for _ in range(4):
-            if current == cause:
-                name = memcpy_by_corr.get(int(correlation[i]))
-                if name:
-                    found.append(name)
-                break
             if current < 0:
                 break
+            issued.setdefault(current, []).append(name)
             current = int(parent[current])
-    return found
+    return issued
 
 
 def _blocks_host(memcpy_name: str) -> bool:
