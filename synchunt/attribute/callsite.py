@@ -6,9 +6,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from synchunt.library_code import LIBRARY_PACKAGES
+
 # Frames from these top-level packages are library internals, not call sites.
-DEFAULT_SKIP_PACKAGES: tuple[str, ...] = ("torch", "synchunt", "typer", "click", "rich", "pandas", "numpy",
-                                          "_pytest", "pytest", "pluggy", "functorch", "triton")
+DEFAULT_SKIP_PACKAGES: tuple[str, ...] = LIBRARY_PACKAGES
 
 
 @dataclass(frozen=True)

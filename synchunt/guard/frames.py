@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from types import CodeType
 
 from synchunt.guard.records import SyncFrame
+from synchunt.library_code import LIBRARY_PACKAGES
 
-DEFAULT_SKIP_MODULES: tuple[str, ...] = ("torch", "functorch", "synchunt", "pluggy", "_pytest", "pytest")
+DEFAULT_SKIP_MODULES: tuple[str, ...] = LIBRARY_PACKAGES
 
 # (code, lineno, module name) of one frame, innermost first; kept raw so each guard applies its own filter.
 RawFrame = tuple[CodeType, int, str]
