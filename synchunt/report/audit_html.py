@@ -7,8 +7,6 @@ with ``textContent``. The matrix needs no figure, so no plotly.js is inlined.
 
 from __future__ import annotations
 
-import re
-import secrets
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,18 +23,13 @@ from synchunt.audit.render import (
     verdict_line,
 )
 from synchunt.errors import UsageError
-from synchunt.report.html.escape import script_json
-
-_PLACEHOLDER = re.compile(r"@(NONCE|VERSION|TITLE|CSS|DATA|PLOTLY|SCRIPT)@")
+from synchunt.report.html.page import fill_shell, page_version
 
 
 def render_audit_html(result: AuditResult) -> str:
     """The audit as an HTML document with no external resources."""
-    values = {"NONCE": secrets.token_urlsafe(18), "VERSION": _version(), "TITLE": "synchunt audit",
-              "CSS": _read("synchunt.report.html", "page.css"), "DATA": script_json(audit_page_data(result)),
-              "PLOTLY": "", "SCRIPT": _read("synchunt.audit", "audit.js")}
-    # One pass, so inserted text (the data, the script) is never scanned for placeholders again.
-    return _PLACEHOLDER.sub(lambda match: values[match[1]], _read("synchunt.report.html", "page.html"))
+    return fill_shell("synchunt audit", audit_page_data(result),
+                      resources.files("synchunt.audit").joinpath("assets", "audit.js").read_text(encoding="utf-8"))
 
 
 def write_audit_html(result: AuditResult, html_path: Path) -> Path:
@@ -61,22 +54,9 @@ def audit_page_data(result: AuditResult) -> dict[str, Any]:
     scale = "small presets" if result.small else "full size"
     return {"title": f"synchunt audit: {len(result.paths)} paths on {result.device}",
             "subtitle": f"trace mode {result.trace_mode} · {scale} · {len(result.cells)} runs",
-            "version": _version(), "verdict": verdict_line(result), "legend": LEGEND, "rows": rows,
+            "version": page_version(), "verdict": verdict_line(result), "legend": LEGEND, "rows": rows,
             "notes": [[cell_name(cell), note] for cell in result.cells for note in cell_notes(cell)],
             "audit": result.to_json()}
-
-
-def _read(package: str, name: str) -> str:
-    return resources.files(package).joinpath("assets", name).read_text(encoding="utf-8")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("synchunt")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 __all__ = ["audit_page_data", "render_audit_html", "write_audit_html"]

@@ -6,21 +6,6 @@
   var data = JSON.parse(document.getElementById("synchunt-data").textContent);
   var audit = data.audit;
 
-  function el(tag, attrs) {
-    var node = document.createElement(tag);
-    for (var key in attrs || {}) {
-      if (key === "text") node.textContent = attrs[key];
-      else if (key === "cls") node.className = attrs[key];
-      else node.setAttribute(key, attrs[key]);
-    }
-    for (var i = 2; i < arguments.length; i++) {
-      var child = arguments[i];
-      if (child === null || child === undefined || child === false) continue;
-      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
-    }
-    return node;
-  }
-
   function stat(key, value) {
     return el("div", { cls: "stat" }, el("div", { cls: "k", text: key }), el("div", { cls: "v", text: String(value) }));
   }

@@ -29,11 +29,18 @@ def render_page(analysis: Analysis, traces: list[Trace], *, comparison: Comparis
         sides[0]["heading"] = "Before: " + ", ".join(comparison.before.labels)
         sides.append(_side("after", after, after_traces or [], thread, budget))
         sides[1]["heading"] = "After: " + ", ".join(comparison.after.labels)
-    data = {"title": _title(analysis, comparison), "subtitle": _subtitle(analysis, after), "version": _version(),
+    data = {"title": _title(analysis, comparison), "subtitle": _subtitle(analysis, after), "version": page_version(),
             "sides": sides, "comparison": _comparison(comparison)}
-    values = {"NONCE": secrets.token_urlsafe(18), "VERSION": _version(), "TITLE": "synchunt stall report",
-              "CSS": _asset("page.css"), "DATA": script_json(data), "PLOTLY": _plotly_js(),
-              "SCRIPT": _asset("page.js")}
+    return fill_shell("synchunt stall report", data, _asset("page.js"), plotly=_plotly_js())
+
+
+def fill_shell(title: str, data: Any, script: str, *, plotly: str = "") -> str:
+    """A page on the report's shell (content security policy, stylesheet, data island, DOM helpers).
+
+    ``data`` enters only through :func:`script_json`; ``script`` runs after ``dom.js`` under the page's nonce.
+    """
+    values = {"NONCE": secrets.token_urlsafe(18), "VERSION": page_version(), "TITLE": title, "CSS": _asset("page.css"),
+              "DATA": script_json(data), "PLOTLY": plotly, "SCRIPT": _asset("dom.js") + "\n" + script}
     # One pass: inserted text (plotly.js, the data) is never scanned for placeholders again.
     return _PLACEHOLDER.sub(lambda match: values[match[1]], _asset("page.html"))
 
@@ -94,7 +101,7 @@ def _asset(name: str) -> str:
     return resources.files("synchunt.report.html").joinpath("assets").joinpath(name).read_text(encoding="utf-8")
 
 
-def _version() -> str:
+def page_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -5,22 +5,6 @@
   var data = JSON.parse(document.getElementById("synchunt-data").textContent);
   var pending = [];
 
-  function el(tag, attrs) {
-    var node = document.createElement(tag);
-    var key;
-    for (key in attrs || {}) {
-      if (key === "text") node.textContent = attrs[key];
-      else if (key === "cls") node.className = attrs[key];
-      else node.setAttribute(key, attrs[key]);
-    }
-    for (var i = 2; i < arguments.length; i++) {
-      var child = arguments[i];
-      if (child === null || child === undefined || child === false) continue;
-      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
-    }
-    return node;
-  }
-
   // Rule docs use `backticks` for code: alternate text nodes and <code> elements.
   function prose(tag, text, cls) {
     var node = el(tag, cls ? { cls: cls } : {});
