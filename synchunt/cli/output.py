@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 
 from synchunt.attribute import Analysis
-from synchunt.errors import UsageError
+from synchunt.files import write_text_file
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -18,15 +18,7 @@ def write_text(text: str, output: Path | None, *, overwrite: bool = True) -> Non
     if output is None:
         typer_echo(text)
         return
-    if output.exists() and output.is_dir():
-        raise UsageError(f"{output} is a folder; give a file name")
-    if output.exists() and not overwrite:
-        raise UsageError(f"{output} exists; remove it or choose another name")
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot write {output}: {error.strerror or error}") from None
+    write_text_file(output, text, overwrite=overwrite)
 
 
 def typer_echo(text: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from synchunt.errors import UsageError
+from synchunt.files import write_text_file
 from synchunt.gate.baseline import BASELINE_SCHEMA, Baseline, BaselineEntry, sync_key
 
 _HEADER = """\
@@ -48,16 +48,8 @@ def render_baseline(baseline: Baseline) -> str:
 
 def write_baseline(baseline: Baseline, path: Path, *, force: bool = False) -> Path:
     """Write ``baseline`` to ``path``; an existing file is only replaced with ``force``."""
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder; give the baseline a file name")
-    if path.exists() and not force:
-        raise UsageError(f"{path} exists; pass --force to overwrite it")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_baseline(baseline), encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot write baseline {path}: {error.strerror or error}") from None
-    return path
+    return write_text_file(path, render_baseline(baseline), overwrite=force, what="baseline",
+                           refuse_hint="pass --force to overwrite it")
 
 
 def _string(value: str) -> str:

@@ -22,7 +22,7 @@ from synchunt.audit.render import (
     variant_label,
     verdict_line,
 )
-from synchunt.errors import UsageError
+from synchunt.files import write_text_file
 from synchunt.report.html.page import fill_shell, page_version
 
 
@@ -34,14 +34,7 @@ def render_audit_html(result: AuditResult) -> str:
 
 def write_audit_html(result: AuditResult, html_path: Path) -> Path:
     """Write :func:`render_audit_html` to ``html_path`` and return it."""
-    if html_path.is_dir():
-        raise UsageError(f"{html_path} is a folder; give a file name")
-    try:
-        html_path.parent.mkdir(parents=True, exist_ok=True)
-        html_path.write_text(render_audit_html(result), encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot write {html_path}: {error.strerror or error}") from None
-    return html_path
+    return write_text_file(html_path, render_audit_html(result))
 
 
 def audit_page_data(result: AuditResult) -> dict[str, Any]:

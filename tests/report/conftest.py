@@ -5,29 +5,14 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from report_support import HOSTILE_FUNCTION, HOSTILE_LABEL, HOSTILE_OP, HOSTILE_SCOPE, HOSTILE_THREAD
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "artifacts" / "report"
-
-# Each would run script, or break out of the data island, if the report built HTML from trace text.
-HOSTILE_THREAD = 'sched</script><script>window.__pwned = "thread"; alert("thread")</script>'
-HOSTILE_SCOPE = "layer_1\"'><img src=x onerror=\"window.__pwned='scope'\">"
-HOSTILE_FUNCTION = "fn<script>document.body.setAttribute('data-pwned', 'fn')</script>&amp;\u2028"
-HOSTILE_OP = "aten::cat</script><svg onload=\"window.__pwned='op'\">"
-HOSTILE_LABEL = "<b onmouseover=alert(1)>masked</b>"
-
-
-def data_island(page: str) -> dict:
-    """The JSON data a rendered report carries."""
-    match = re.search(r'<script type="application/json" id="synchunt-data">(.*?)</script>', page, re.S)
-    assert match is not None
-    return json.loads(match[1])
-
 
 @pytest.fixture(scope="session")
 def masked_small(profiled: Callable[..., Path]) -> Path:

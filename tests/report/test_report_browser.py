@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import HOSTILE_FUNCTION, HOSTILE_SCOPE, HOSTILE_THREAD
+from report_support import HOSTILE_FUNCTION, HOSTILE_SCOPE, HOSTILE_THREAD
 
 from synchunt.attribute import analyze
 from synchunt.report.html import write_html_report

@@ -7,7 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-from conftest import HOSTILE_FUNCTION, HOSTILE_LABEL, HOSTILE_OP, HOSTILE_SCOPE, HOSTILE_THREAD, data_island
+from report_support import HOSTILE_FUNCTION, HOSTILE_LABEL, HOSTILE_OP, HOSTILE_SCOPE, HOSTILE_THREAD, data_island
 from typer.testing import CliRunner
 
 from synchunt.attribute import analyze

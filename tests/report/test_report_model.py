@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import data_island
+from report_support import data_island
 
 from synchunt.attribute import Analysis, analyze
 from synchunt.report.html import render_html_report

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from synchunt.attribute import Analysis, analyze
 from synchunt.errors import UsageError
+from synchunt.files import write_text_file
 from synchunt.report.compare import compare as compare_analyses
 from synchunt.report.html.page import render_page
 from synchunt.report.html.timeline import DEFAULT_BUDGET
@@ -46,16 +47,11 @@ def write_html_report(result: Analysis, html_path: Path, *, traces: Sequence[Tra
                       scope: str | None = None, budget: int = DEFAULT_BUDGET) -> Path:
     """Write :func:`render_html_report` to ``html_path`` (replacing it if it exists) and return the path."""
     html_path = Path(html_path)
-    if html_path.is_dir():
+    if html_path.is_dir():  # before the (slow) rendering
         raise UsageError(f"{html_path} is a folder; give a file name")
     page = render_html_report(result, traces=traces, compare=compare, compare_traces=compare_traces,
                               thread=thread, scope=scope, budget=budget)
-    try:
-        html_path.parent.mkdir(parents=True, exist_ok=True)
-        html_path.write_text(page, encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot write {html_path}: {error.strerror or error}") from None
-    return html_path
+    return write_text_file(html_path, page)
 
 
 def _filtered(analysis: Analysis, thread: str | None, scope: str | None) -> Analysis:
