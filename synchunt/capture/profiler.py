@@ -76,7 +76,12 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
 
 @contextlib.contextmanager
 def _native_stderr_to(path: Path) -> Iterator[None]:
-    """Send file descriptor 2 to ``path``: Kineto logs its start/stop lines there from C++."""
+    """Send file descriptor 2 to ``path``: Kineto logs its start/stop lines there from C++.
+
+    Starting the profiler off the main thread also makes libkineto print "External init callback must run in
+    same thread as registerClient": the callback it skips is torch's on-demand client ``init()``, which is empty,
+    so the message is noise for this use.
+    """
     try:
         saved = os.dup(2)
     except OSError:  # no usable stderr (embedded interpreters): nothing to redirect
