@@ -13,7 +13,7 @@ def write_text_file(path: Path, text: str, *, overwrite: bool = True, what: str 
     ``overwrite`` is off, or an OS error. ``what`` names the file in messages (``"baseline"``)."""
     label = f"{what} {path}" if what else str(path)
     if path.is_dir():
-        raise UsageError(f"{path} is a folder; give {'the ' + what if what else 'a file'} a file name")
+        raise UsageError(f"{path} is a folder; give {'the ' + what + ' ' if what else ''}a file name")
     if path.exists() and not overwrite:
         raise UsageError(f"{path} exists; {refuse_hint}")
     try:

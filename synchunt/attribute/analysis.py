@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -13,10 +15,12 @@ import pandas as pd
 from synchunt.attribute.callsite import FrameFilter
 from synchunt.attribute.enrich import ATTRIBUTED_COLUMNS, attribute
 from synchunt.detect import Mode, detect
-from synchunt.errors import TraceError
-from synchunt.trace import Trace, load_traces
+from synchunt.errors import TraceError, UsageError
+from synchunt.trace import Trace, load_traces, vocab
+from synchunt.trace.decode import read_bytes
 
 SCHEMA = "synchunt.analysis/1"
+_PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
 @dataclass(frozen=True)
@@ -28,10 +32,14 @@ class TraceInfo:
     start_us: float
     end_us: float
     synchunt: dict[str, Any] = field(default_factory=dict)
+    threads: tuple[str, ...] | None = None  # every thread name and tid seen, for checking --thread
+    scopes: tuple[str, ...] | None = None  # every record_function name (ProfilerStep#N aside), for --scope
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.path, "rank": self.rank, "device_activity": self.device_activity, "mode": self.mode,
-                "start_us": self.start_us, "end_us": self.end_us, "synchunt": self.synchunt}
+                "start_us": self.start_us, "end_us": self.end_us, "synchunt": self.synchunt,
+                "threads": None if self.threads is None else list(self.threads),
+                "scopes": None if self.scopes is None else list(self.scopes)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +80,8 @@ class Analysis:
 
     def filter(self, *, thread: str | None = None, scope: str | None = None) -> Analysis:
         """Only syncs on ``thread`` (name or tid) and/or inside ``scope`` (a record_function name)."""
+        _check_known("thread", thread, [info.threads for info in self.traces])
+        _check_known("scope", scope, [info.scopes for info in self.traces])
         rows = self.syncs
         if thread is not None:
             by_name = rows["thread"].astype(str) == thread
@@ -111,7 +121,8 @@ class Analysis:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise TraceError(f"not a synchunt analysis (expected schema {SCHEMA!r})")
         traces = tuple(TraceInfo(**{k: t.get(k) for k in ("path", "rank", "device_activity", "mode", "start_us",
-                                                          "end_us")}, synchunt=t.get("synchunt") or {})
+                                                          "end_us")}, synchunt=t.get("synchunt") or {},
+                                 threads=_names_or_none(t.get("threads")), scopes=_names_or_none(t.get("scopes")))
                        for t in data.get("traces", []))
         rows = []
         for s in data.get("syncs", []):
@@ -138,37 +149,94 @@ def site_labels(syncs: pd.DataFrame) -> pd.Series:
     return pd.Series([label(r) for r in syncs.itertuples(index=False)], index=syncs.index, dtype=object)
 
 
-def analyze(sources: Trace | str | Path | Iterable[Trace | str | Path], *, mode: Mode | str = Mode.AUTO,
+def analyze(sources: Trace | Analysis | str | Path | Iterable[Trace | Analysis | str | Path], *,
+            mode: Mode | str = Mode.AUTO,
             thread: str | None = None, scope: str | None = None,
             frame_filter: FrameFilter | None = None) -> Analysis:
-    """Detect and attribute every sync in the given traces (paths, per-rank folders or loaded traces)."""
-    traces = _as_traces(sources)
+    """Detect and attribute every sync in the given traces (paths, per-rank folders or loaded traces).
+
+    A source may also be a saved analysis (``--format json`` output), which is read back as it was: reports and
+    gates re-render it without the traces. ``thread``/``scope`` must name a thread/scope the traces have, and
+    ``mode="confirmed"`` needs device activity: a typo must not turn a gate green.
+    """
+    traces, saved = load_sources(sources)
+    mode = Mode(mode)
+    if saved and mode is not Mode.AUTO and any(info.mode != mode.value for a in saved for info in a.traces):
+        raise UsageError(f"a saved analysis keeps the mode it was made with; analyze the traces for "
+                         f"--mode {mode.value}")
+    if mode is Mode.CONFIRMED and traces and not any(t.device_activity for t in traces):
+        raise UsageError("--mode confirmed needs runtime evidence, and these traces have no device activity; "
+                         "use --mode auto or latent for CPU-only traces")
     frame_filter = frame_filter or FrameFilter()
-    infos = []
-    frames = []
+    infos = [info for a in saved for info in a.traces]
+    frames = [a.syncs for a in saved if len(a.syncs)]
     for trace in traces:
         detection = detect(trace, mode)
         events = trace.events
         infos.append(TraceInfo(path=str(trace.path), rank=trace.rank, device_activity=trace.device_activity,
                                mode=detection.mode.value,
                                start_us=float(events["ts"].min()) if len(events) else 0.0,
-                               end_us=float(events["end"].max()) if len(events) else 0.0, synchunt=trace.synchunt))
+                               end_us=float(events["end"].max()) if len(events) else 0.0, synchunt=trace.synchunt,
+                               threads=_thread_labels(trace), scopes=_scope_names(trace)))
         frames.append(attribute(trace, detection, frame_filter))
     non_empty = [f for f in frames if len(f)]
     syncs = pd.concat(non_empty, ignore_index=True) if non_empty else pd.DataFrame(columns=ATTRIBUTED_COLUMNS)
-    result = Analysis(tuple(infos), syncs.reset_index(drop=True), {"mode": Mode(mode).value})
+    result = Analysis(tuple(infos), syncs.reset_index(drop=True), {"mode": mode.value})
     return result.filter(thread=thread, scope=scope) if thread is not None or scope is not None else result
 
 
-def _as_traces(sources: Any) -> list[Trace]:
-    if isinstance(sources, Trace):
-        return [sources]
-    if isinstance(sources, str | Path):
-        return load_traces([sources])
-    items: Sequence[Any] = list(sources)
-    paths = [s for s in items if not isinstance(s, Trace)]
-    loaded = load_traces(paths) if paths else []
-    return [s for s in items if isinstance(s, Trace)] + loaded
+_ANALYSIS_HEAD = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"synchunt\.analysis/')
+
+
+def load_sources(sources: Any) -> tuple[list[Trace], list[Analysis]]:
+    """Traces and saved analyses from paths (trace files, per-rank folders, ``--format json`` analyses) and
+    already-loaded objects; a saved analysis is recognised by its ``schema``."""
+    items: list[Any] = [sources] if isinstance(sources, Trace | Analysis | str | Path) else list(sources)
+    traces = [s for s in items if isinstance(s, Trace)]
+    saved: list[Analysis] = [s for s in items if isinstance(s, Analysis)]
+    paths: list[Path] = []
+    for item in items:
+        if isinstance(item, Trace | Analysis):
+            continue
+        path = Path(item)
+        if path.is_file() and _ANALYSIS_HEAD.match(read_bytes(path)[:256]):
+            saved.append(Analysis.from_json(json.loads(read_bytes(path))))
+        else:
+            paths.append(path)
+    if paths or not (traces or saved):
+        traces.extend(load_traces(paths))
+    return traces, saved
+
+
+def _thread_labels(trace: Trace) -> tuple[str, ...]:
+    host = trace.events["cat"].isin(vocab.HOST_CATEGORIES)
+    labels = {str(t) for t in trace.events.loc[host, "tid"].unique()}
+    labels |= {str(t) for t in trace.threads["tid"]} | set(trace.threads["name"].astype(str))
+    labels |= {str(trace.thread_name(p, t)) for p, t in trace.events.loc[host, ["pid", "tid"]].drop_duplicates()
+               .itertuples(index=False)}
+    return tuple(sorted(labels))
+
+
+def _scope_names(trace: Trace) -> tuple[str, ...]:
+    names = trace.events.loc[trace.events["cat"] == vocab.USER_ANNOTATION, "name"].astype(str).unique()
+    return tuple(sorted(n for n in names if not _PROFILER_STEP.match(n)))
+
+
+def _check_known(what: str, value: str | None, per_trace: list[tuple[str, ...] | None]) -> None:
+    """A filter must name something the traces have; unknowable (an older saved analysis) is not checked."""
+    if value is None or any(names is None for names in per_trace):
+        return
+    known = sorted({name for names in per_trace for name in names or ()})
+    if value in known:
+        return
+    if not known:
+        raise UsageError(f"no {what} {value!r}: these traces have no {what}s")
+    listing = ", ".join(known[:12]) + (f", … ({len(known) - 12} more)" if len(known) > 12 else "")
+    raise UsageError(f"no {what} {value!r} in these traces; {what}s: {listing}")
+
+
+def _names_or_none(value: Any) -> tuple[str, ...] | None:
+    return tuple(str(v) for v in value) if isinstance(value, list) else None
 
 
 def _plain(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Text and JSON renderers over the audit model (HTML: ``synchunt.report.audit_html``)."""
+"""Text and JSON renderers over the audit model (HTML: ``synchunt.audit.html``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 import textwrap
 from pathlib import Path
 
+from synchunt.attribute.verdict import format_us
 from synchunt.audit.model import Agreement, AuditResult, Cell, Signal
-from synchunt.report.verdict import format_us
 
 AGREEMENT_MARKS = {Agreement.AGREE: "yes", Agreement.BLIND_SPOT: "yes*", Agreement.DISAGREE: "NO",
                    Agreement.UNKNOWN: "?"}

@@ -45,7 +45,7 @@ def audit_command(
     if output_format is AuditFormat.json:
         write_text(render_json(result) + "\n", output)
     elif output_format is AuditFormat.html:
-        from synchunt.report.audit_html import render_audit_html, write_audit_html
+        from synchunt.audit.html import render_audit_html, write_audit_html
 
         if output is None:
             write_text(render_audit_html(result), None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 import tempfile
 from collections.abc import Iterator
 from enum import Enum
@@ -127,19 +126,11 @@ def _write_and_regate(result: GateResult, previous: Baseline | None, path: Path,
 
 
 def _emit(result: GateResult, output_format: GateFormat, output: Path | None) -> None:
-    from rich.console import Console
-
-    from synchunt.cli.output import console, write_text
+    from synchunt.cli.output import console, print_or_write, write_text
     from synchunt.gate import render_gate_document, render_gate_text
 
     if output_format is GateFormat.text:
-        if output is None:
-            console().print(render_gate_text(result))
-            return
-        with open(os.devnull, "w") as sink:
-            recorder = Console(record=True, width=160, file=sink, highlight=False)
-            recorder.print(render_gate_text(result))
-        write_text(recorder.export_text(), output)
+        print_or_write(render_gate_text(result), output)
         return
     write_text(render_gate_document(result, output_format.value), output)
     # The document may be on stdout for a tool to parse; the verdict goes to stderr for the log reader.

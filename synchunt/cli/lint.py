@@ -88,6 +88,7 @@ def lint_command(
 
     Exit status: 0 clean; 1 findings at or above --fail-on; 2 a missing path or a file that does not parse.
     """
+    from synchunt.cli.output import write_text
     from synchunt.lint import iter_python_files, lint_paths
 
     files = list(iter_python_files(paths))
@@ -96,14 +97,16 @@ def lint_command(
     document = _render(findings, output_format)
     if output is not None:
         if document is None:
+            import io
+
             from rich.console import Console
 
             from synchunt.output.text import render_text
 
-            with output.open("w", encoding="utf-8") as stream:
-                render_text(findings, Console(file=stream, width=120, no_color=True), files_checked=len(files))
-        else:
-            output.write_text(document, encoding="utf-8")
+            buffer = io.StringIO()
+            render_text(findings, Console(file=buffer, width=120, no_color=True), files_checked=len(files))
+            document = buffer.getvalue()
+        write_text(document, output)
     elif document is None:
         from rich.console import Console
 

@@ -34,12 +34,25 @@ def emit_analysis(result: Analysis, output_format: str, output: Path | None) -> 
         write_text(render_json(result), output)
     elif output_format == "csv":
         write_text(render_csv(result), output)
-    elif output is None:
-        console().print(render_text(result))
     else:
-        recorder = Console(record=True, width=160, file=open(_devnull(), "w"))  # noqa: SIM115
-        recorder.print(render_text(result))
-        write_text(recorder.export_text(), output)
+        print_or_write(render_text(result), output)
+
+
+def print_or_write(renderable: object, output: Path | None) -> None:
+    """Print a rich renderable, or write it as plain text to ``output``."""
+    if output is None:
+        console().print(renderable)
+        return
+    write_text(render_to_text(renderable), output)
+
+
+def render_to_text(renderable: object, width: int = 160) -> str:
+    """A rich renderable as plain text (for files), without touching the terminal."""
+    import io
+
+    recorder = Console(record=True, width=width, file=io.StringIO())
+    recorder.print(renderable)
+    return recorder.export_text()
 
 
 def write_report(result: Analysis, trace_path: Path) -> Path | None:
@@ -48,14 +61,9 @@ def write_report(result: Analysis, trace_path: Path) -> Path | None:
         from synchunt.report.html import write_html_report
     except ImportError:
         return None
-    name = trace_path.name.removesuffix(".gz").removesuffix(".json").removesuffix(".pt.trace") + ".html"
-    html_path = trace_path.with_name(name)
+    from synchunt.cli.report import default_report_path
+
+    html_path = default_report_path(trace_path)
     write_html_report(result, html_path, traces=[trace_path])
     console(stderr=True).print(f"report: {html_path}", highlight=False)
     return html_path
-
-
-def _devnull() -> str:
-    import os
-
-    return os.devnull

@@ -35,20 +35,22 @@ def report_command(
 ) -> None:
     """Write a self-contained HTML stall report (timeline, call sites, scopes, call paths) that opens offline;
     with --compare, before/after side by side with the deltas."""
-    from synchunt.attribute import analyze
+    from synchunt.attribute import analyze, load_sources
     from synchunt.cli.output import console
     from synchunt.errors import UsageError
     from synchunt.report.html import write_html_report
-    from synchunt.trace import load_traces
 
     html_path = output if output is not None else default_report_path(traces[0], compare=bool(compare))
     if output is None and html_path.exists():
         raise UsageError(f"{html_path} exists; pass -o {html_path} to replace it, or choose another name")
-    loaded = load_traces(traces)
-    result = analyze(loaded, mode=mode.value)
-    after = load_traces(compare) if compare else None
-    written = write_html_report(result, html_path, traces=loaded, compare=compare or None, compare_traces=after,
-                                thread=thread, scope=scope)
+    loaded, saved = load_sources(traces)
+    result = analyze([*loaded, *saved], mode=mode.value)
+    after = None
+    if compare:
+        after_traces, after_saved = load_sources(compare)
+        after = analyze([*after_traces, *after_saved], mode=mode.value)
+    written = write_html_report(result, html_path, traces=loaded, compare=after,
+                                compare_traces=after_traces if compare else None, thread=thread, scope=scope)
     console(stderr=True).print(f"report: {written}", highlight=False)
 
 
@@ -87,16 +89,6 @@ def default_report_path(trace: Path, *, compare: bool = False) -> Path:
 
 
 def _print(renderable: object, output: Path | None) -> None:
-    import os
+    from synchunt.cli.output import print_or_write
 
-    from rich.console import Console
-
-    from synchunt.cli.output import console, write_text
-
-    if output is None:
-        console().print(renderable)
-        return
-    with open(os.devnull, "w") as sink:
-        recorder = Console(record=True, width=160, file=sink)
-        recorder.print(renderable)
-        write_text(recorder.export_text(), output)
+    print_or_write(renderable, output)

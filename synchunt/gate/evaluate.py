@@ -96,7 +96,7 @@ class GateResult:
     @property
     def headline(self) -> str:
         """One line for logs: ``gate failed: 54 syncs counted, budget 0 (54 latent syncs on thread scheduler)``."""
-        from synchunt.report.verdict import verdict
+        from synchunt.attribute.verdict import verdict
 
         counted = len(self.counted)
         noun = "sync" if counted == 1 else "syncs"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
+from synchunt.attribute.verdict import compress_scopes, format_us
 from synchunt.gate.baseline import NO_FRAME_SITE, call_site_key
 from synchunt.gate.evaluate import EntryUsage, GateResult
 from synchunt.output import Confidence, Finding, Severity
-from synchunt.report.verdict import compress_scopes, format_us
 from synchunt.rules import get_rule
 
 STALE_CODE = "baseline-stale"

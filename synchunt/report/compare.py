@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from synchunt.attribute import Analysis
-from synchunt.report.verdict import format_us, verdict
+from synchunt.attribute.verdict import format_us, verdict
 
 SCHEMA = "synchunt.comparison/1"
 

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from synchunt.attribute import Analysis, site_labels
-from synchunt.report.verdict import compress_scopes, format_us, verdict
+from synchunt.attribute.verdict import compress_scopes, format_us, verdict
 from synchunt.rules import get_rule
 
 

@@ -43,8 +43,7 @@ class Trace:
     @property
     def synchunt(self) -> dict[str, Any]:
         """What synchunt's capture recorded: target, parameters, device, torch version, thread names."""
-        value = self.metadata.get(vocab.SYNCHUNT_METADATA_KEY)
-        return value if isinstance(value, dict) else {}
+        return synchunt_metadata(self.metadata)
 
     @cached_property
     def device_activity(self) -> bool:
@@ -66,8 +65,19 @@ class Trace:
         match = self.threads[(self.threads["pid"] == pid) & (self.threads["tid"] == tid)]
         if len(match):
             return str(match["name"].iloc[0])
-        names = self.synchunt.get("threads", {})
-        return str(names.get(str(tid), tid))
+        return str(python_thread_names(self.metadata).get(str(tid), tid))
+
+
+def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """What synchunt's capture recorded in the trace's top level ({} when absent or malformed)."""
+    value = metadata.get(vocab.SYNCHUNT_METADATA_KEY)
+    return value if isinstance(value, dict) else {}
+
+
+def python_thread_names(metadata: dict[str, Any]) -> dict[str, str]:
+    """OS thread id (as a string) → Python thread name, from synchunt's capture metadata."""
+    names = synchunt_metadata(metadata).get("threads")
+    return {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
 def build(path: Path, decoded: DecodedTrace) -> Trace:
@@ -79,8 +89,8 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
                           if key not in ("ph", "meta_name")})
     frame["pid"] = _ids(frame["pid"])
     frame["tid"] = _ids(frame["tid"])
-    frame["dur"] = frame["dur"].fillna(0.0)
-    frame = frame[frame["ts"].notna()].reset_index(drop=True)
+    frame["dur"] = frame["dur"].where(np.isfinite(frame["dur"]), 0.0)
+    frame = frame[np.isfinite(frame["ts"])].reset_index(drop=True)  # events without a usable time are dropped
     frame["end"] = frame["ts"] + frame["dur"]
     integer_times = bool(len(frame)) and bool(np.all(np.mod(frame["ts"].to_numpy()[:1000], 1.0) == 0))
     host = frame["cat"].isin(vocab.HOST_CATEGORIES).to_numpy()
@@ -137,9 +147,7 @@ def _threads(columns: dict[str, Any], ph: np.ndarray, metadata: dict[str, Any]) 
         if names[i] == "thread_name":
             value = columns["meta_name"][i]
             rows[(columns["pid"][i], columns["tid"][i])] = str(value) if value is not None else ""
-    python_names = (metadata.get(vocab.SYNCHUNT_METADATA_KEY) or {}).get("threads", {})
-    if not isinstance(python_names, dict):
-        python_names = {}
+    python_names = python_thread_names(metadata)
     records = []
     for (pid, tid), kineto_name in rows.items():
         records.append({"pid": pid, "tid": tid, "kineto_name": kineto_name,

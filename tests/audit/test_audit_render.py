@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 
 from synchunt.audit import SCHEMA, AuditResult, run_audit
+from synchunt.audit.html import audit_page_data, render_audit_html
 from synchunt.audit.render import render_json, render_text
 from synchunt.errors import UsageError
-from synchunt.report.audit_html import audit_page_data, render_audit_html
 from workloads.registry import Workload
 
 SIGNAL = {"type": "object", "required": ["syncs", "confirmed", "latent", "mode", "rules", "sites"],

@@ -127,3 +127,20 @@ def test_copied_hta_folder_loads_every_rank(tmp_path, hta_traces):
     folder.mkdir()
     shutil.copy(hta_traces / "rank_non_gpu/rank_non_gpu.json.gz", folder / "a.json.gz")
     assert len(load_traces([folder])) == 1
+
+
+@pytest.mark.parametrize("meta", [5, {"threads": 5}, {"threads": ["scheduler"]}, "text"])
+def test_malformed_synchunt_metadata_is_ignored(tmp_path, meta):
+    events = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 42, "args": {"name": "thread 42 (python)"}},
+              _op("aten::nonzero", 0, 5, tid=42)]
+    trace = synchunt.load_trace(_write(tmp_path / "t.json", events, synchunt=meta))
+    assert synchunt.analyze(trace).syncs.iloc[0]["thread"] == "thread 42 (python)"
+
+
+def test_non_finite_times_drop_the_event_and_keep_json_valid(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('{"traceEvents": [' + json.dumps(_op("aten::nonzero", "inf", 2)) + ","
+                    + json.dumps(_op("aten::nonzero", 5, "nan")) + "]}")
+    result = synchunt.analyze(path)
+    assert result.summary["syncs"] == 1 and result.syncs.iloc[0]["stall_us"] == 0.0
+    json.loads(json.dumps(result.to_json(), allow_nan=False))

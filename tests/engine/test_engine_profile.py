@@ -47,7 +47,10 @@ def test_five_layers_give_ten(profiled):
     assert len(result.syncs) == 10
     assert result.filter(scope="layer_3").summary["syncs"] == 2
     assert result.filter(thread="scheduler").summary["syncs"] == 10
-    assert result.filter(thread="nobody").summary["syncs"] == 0
+    with pytest.raises(UsageError, match="no thread 'nobody'"):  # a typo must not read as "sync-free"
+        result.filter(thread="nobody")
+    with pytest.raises(UsageError, match="no scope 'layer_99'"):
+        result.filter(scope="layer_99")
 
 
 def test_user_script_function_is_the_call_site(tmp_path):
@@ -130,3 +133,18 @@ def test_skip_package_moves_the_call_site_outward(profiled):
     sites = {s["call_site"]["function"] for s in json.loads(default.stdout)["syncs"]}
     assert sites == {"dcp_kernel_indices_masked"}
     assert {s["call_site"]["function"] for s in json.loads(skipped.stdout)["syncs"]} != sites
+
+
+def test_saved_analysis_is_read_back_by_analyze_and_gate(tmp_path, profiled):
+    path = profiled("hicache-dcp", impl="masked", layers=2)
+    saved = tmp_path / "analysis.json"
+    assert runner.invoke(app, ["analyze", str(path), "--format", "json", "-o", str(saved)]).exit_code == 0
+    again = synchunt.analyze(saved)
+    assert again.summary == synchunt.analyze(path).summary
+    assert again.filter(thread="scheduler").summary["syncs"] == 4
+    with pytest.raises(UsageError, match="no thread"):
+        again.filter(thread="nosuch")
+    with pytest.raises(UsageError, match="keeps the mode"):
+        synchunt.analyze(saved, mode="confirmed")
+    gate = runner.invoke(app, ["gate", str(saved)])
+    assert gate.exit_code == 1 and "4 syncs counted" in gate.output

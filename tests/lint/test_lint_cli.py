@@ -89,3 +89,13 @@ def test_missing_path_is_one_line_and_exit_2_in_a_real_process(tmp_path):
     assert completed.returncode == 2
     assert "Traceback" not in completed.stderr
     assert completed.stderr.strip().splitlines() == [f"error: no such file or directory: {tmp_path / 'absent.py'}"]
+
+
+def test_output_to_a_folder_is_a_usage_error(tmp_path):
+    source = tmp_path / "code.py"
+    source.write_text("import torch\nx = torch.arange(3).cuda().item()\n")
+    result = CliRunner().invoke(app, ["lint", str(source), "-o", str(tmp_path)])
+    assert isinstance(result.exception, UsageError) and "is a folder" in str(result.exception)
+    written = tmp_path / "out" / "findings.txt"
+    result = CliRunner().invoke(app, ["lint", str(source), "-o", str(written)])
+    assert result.exit_code == 1 and "SH109" in written.read_text()

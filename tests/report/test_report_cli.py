@@ -47,10 +47,12 @@ def test_report_cli_compare_page(masked_small: Path, sliced_small: Path, tmp_pat
 
 def test_report_cli_thread_filter(masked_small: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
-    result = runner.invoke(app, ["report", str(masked_small), "--thread", "no-such-thread", "-o", str(out)])
+    result = runner.invoke(app, ["report", str(masked_small), "--thread", "scheduler", "-o", str(out)])
     assert result.exit_code == 0, result.output
     header = data_island(out.read_text())["sides"][0]["model"]["header"]
-    assert header["verdict"] == "sync-free" and header["filters"]["thread"] == "no-such-thread"
+    assert header["verdict"] == "8 latent syncs on thread scheduler" and header["filters"]["thread"] == "scheduler"
+    missing = runner.invoke(app, ["report", str(masked_small), "--thread", "no-such-thread", "-o", str(out)])
+    assert isinstance(missing.exception, UsageError) and "no thread 'no-such-thread'" in str(missing.exception)
 
 
 def test_report_cli_bad_output(masked_small: Path, tmp_path: Path) -> None:

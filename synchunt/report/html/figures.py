@@ -10,11 +10,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from synchunt.attribute import FrameFilter
+from synchunt.attribute.verdict import format_us
 from synchunt.report.compare import Comparison
 from synchunt.report.html.escape import plotly_text
 from synchunt.report.html.model import ReportModel, SiteView
 from synchunt.report.html.timeline import Timeline
-from synchunt.report.verdict import format_us
 
 SCOPE_COLOUR = "#9db4d3"
 OP_COLOUR = "#c9ccd1"

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from synchunt.attribute import Analysis, site_labels
-from synchunt.report.verdict import compress_scopes, format_us, verdict
+from synchunt.attribute.verdict import compress_scopes, format_us, verdict
 from synchunt.rules import get_rule
 
 NO_SCOPE = "(no scope)"

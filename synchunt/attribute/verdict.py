@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synchunt.attribute import Analysis
+from synchunt.attribute.analysis import Analysis
 
 
 def verdict(analysis: Analysis) -> str:
@@ -19,7 +19,9 @@ def verdict(analysis: Analysis) -> str:
         kinds.append(f"{latent} latent")
     noun = "sync" if len(syncs) == 1 else "syncs"
     threads = syncs["thread"].astype(str).value_counts()
-    where = f"thread {threads.index[0]}" if len(threads) == 1 else f"{len(threads)} threads"
+    name = str(threads.index[0])
+    where = (name if name.startswith("thread ") else f"thread {name}") if len(threads) == 1 else \
+        f"{len(threads)} threads"
     return f"{' + '.join(kinds)} {noun} on {where}"
 
 
