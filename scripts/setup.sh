@@ -7,11 +7,13 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
+torch_spec="${SYNCHUNT_TORCH:-torch==2.13.0}"
 stamp=.venv/.synchunt-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+# Reinstall when pyproject.toml changed or another torch was asked for (the stamp records the spec).
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$(cat "$stamp")" != "$torch_spec" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     # Install torch first so the editable install below finds its requirement satisfied.
-    .venv/bin/python -m pip install --quiet "${SYNCHUNT_TORCH:-torch==2.13.0}"
+    .venv/bin/python -m pip install --quiet "$torch_spec"
     .venv/bin/python -m pip install --quiet -e '.[dev]'
-    touch "$stamp"
+    echo "$torch_spec" > "$stamp"
 fi

@@ -12,6 +12,7 @@ import re
 import sys
 import tempfile
 import threading
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,16 +57,16 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
     with tempfile.TemporaryDirectory(prefix="synchunt-") as scratch:
         raw_path = Path(scratch) / "trace.json"
         outcome: dict[str, Any] = {}
-        worker = threading.Thread(target=_run, name=target.thread_name,
-                                  args=(target, settings, raw_path, outcome), daemon=True)
         log_path = Path(scratch) / "native.log"
-        with _native_stderr_to(log_path):
-            worker.start()
-            worker.join()
+        worker = threading.Thread(target=_run, name=target.thread_name,
+                                  args=(target, settings, raw_path, log_path, outcome), daemon=True)
+        worker.start()
+        worker.join()
         native_log = log_path.read_text(errors="replace") if log_path.exists() else ""
         if "error" in outcome:
             error = outcome["error"]
-            raise TargetError(f"target {target.name!r} failed: {type(error).__name__}: {error}") from error
+            raise TargetError(f"target {target.name!r} failed: {type(error).__name__}: {error}"
+                              f"{_where(error)}") from error
         if not raw_path.exists():
             raise TargetError("the profiler wrote no trace" + (f": {native_log.strip()}" if native_log else ""))
         metadata = _metadata(target, settings, outcome["threads"], torch.__version__)
@@ -74,9 +75,19 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
     return Capture(path=final, metadata=metadata, native_log=native_log)
 
 
+def _where(error: BaseException) -> str:
+    """`` (at file.py:12 in f)``: the innermost frame of the target's traceback, for the one-line error."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" (at {last.filename}:{last.lineno} in {last.name})"
+
+
 @contextlib.contextmanager
 def _native_stderr_to(path: Path) -> Iterator[None]:
-    """Send file descriptor 2 to ``path``: Kineto logs its start/stop lines there from C++.
+    """Append file descriptor 2 to ``path`` while the profiler starts, steps or stops: Kineto logs its start/stop
+    lines there from C++. The target's own steps run with stderr untouched, so its warnings stay visible.
 
     Starting the profiler off the main thread also makes libkineto print "External init callback must run in
     same thread as registerClient": the callback it skips is torch's on-demand client ``init()``, which is empty,
@@ -88,7 +99,7 @@ def _native_stderr_to(path: Path) -> Iterator[None]:
         yield
         return
     try:
-        with path.open("wb") as sink:
+        with path.open("ab") as sink:
             sys.stderr.flush()
             os.dup2(sink.fileno(), 2)
             try:
@@ -100,7 +111,8 @@ def _native_stderr_to(path: Path) -> Iterator[None]:
         os.close(saved)
 
 
-def _run(target: Target, settings: CaptureSettings, raw_path: Path, outcome: dict[str, Any]) -> None:
+def _run(target: Target, settings: CaptureSettings, raw_path: Path, log_path: Path,
+         outcome: dict[str, Any]) -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
 
@@ -116,12 +128,19 @@ def _run(target: Target, settings: CaptureSettings, raw_path: Path, outcome: dic
         def export(prof: Any) -> None:
             prof.export_chrome_trace(str(raw_path))
 
-        with profile(activities=activities, record_shapes=settings.record_shapes, with_stack=settings.with_stack,
-                     schedule=schedule(wait=0, warmup=settings.warmup, active=settings.iterations, repeat=1),
-                     on_trace_ready=export, **extra) as prof:
+        prof = profile(activities=activities, record_shapes=settings.record_shapes, with_stack=settings.with_stack,
+                       schedule=schedule(wait=0, warmup=settings.warmup, active=settings.iterations, repeat=1),
+                       on_trace_ready=export, **extra)
+        with _native_stderr_to(log_path):
+            prof.start()
+        try:
             for _ in range(settings.warmup + settings.iterations):
                 target.step(state)
-                prof.step()
+                with _native_stderr_to(log_path):
+                    prof.step()
+        finally:
+            with _native_stderr_to(log_path):
+                prof.stop()
         threads = {str(t.native_id): t.name for t in threading.enumerate() if t.native_id is not None}
         threads[str(threading.get_native_id())] = threading.current_thread().name
         outcome["threads"] = threads

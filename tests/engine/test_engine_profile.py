@@ -148,3 +148,27 @@ def test_saved_analysis_is_read_back_by_analyze_and_gate(tmp_path, profiled):
         synchunt.analyze(saved, mode="confirmed")
     gate = runner.invoke(app, ["gate", str(saved)])
     assert gate.exit_code == 1 and "4 syncs counted" in gate.output
+
+
+def test_target_stderr_stays_visible_and_failures_name_the_line(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "noisy.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import torch
+
+        def f():
+            print("from the target", file=sys.stderr)
+            torch.arange(4).sum()
+
+        def broken():
+            raise ValueError("boom")
+    """))
+    proc = subprocess.run([sys.executable, "-m", "synchunt", "profile", f"{script}:f", "--no-report", "--out",
+                           str(tmp_path / "t")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "from the target" in proc.stderr
+    assert "profiler_start" not in proc.stderr  # Kineto's own start/stop lines stay out of the way
+    with pytest.raises(TargetError, match=r"ValueError: boom \(at .*noisy.py:10 in broken\)"):
+        capture(resolve_target(f"{script}:broken"), tmp_path / "t2")

@@ -84,3 +84,16 @@ def test_docstring_names_the_real_function_and_the_rule(workload: Workload) -> N
 def test_unknown_variant_is_rejected(workload: Workload) -> None:
     with pytest.raises(ValueError, match="variant"):
         workload.setup(workload.make_params({"variant": "neither"}, small=True))
+
+
+@pytest.mark.parametrize(("name", "option", "value", "message"), [
+    ("paged-allocator-free", "page_size", -4, "page_size must be positive"),
+    ("dcp-kv-filter", "dcp_rank", 9, "dcp_rank 9 must be below dcp_size 8"),
+    ("hicache-dcp", "dcp_size", 0, "dcp_size must be positive"),
+    ("ngram-table-update", "variant", "worse", "variant must be one of"),
+])
+def test_bad_options_are_rejected_when_the_params_are_built(name, option, value, message):
+    from workloads import get_workload
+
+    with pytest.raises(ValueError, match=message):
+        get_workload(name).make_params({option: value})

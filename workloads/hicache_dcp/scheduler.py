@@ -49,11 +49,11 @@ class HiCacheParams:
             raise ValueError(f"backend must be one of {', '.join(IO_BACKENDS)}, not {self.backend!r}")
         if not isinstance(getattr(torch, self.dtype, None), torch.dtype):
             raise ValueError(f"dtype {self.dtype!r} is not a torch dtype name")
-        if not 0 <= self.dcp_rank < self.dcp_size:
-            raise ValueError(f"dcp_rank {self.dcp_rank} outside [0, {self.dcp_size})")
-        for name in ("layers", "kv_lora_rank", "qk_rope_head_dim", "page_size", "load_pages"):
+        for name in ("layers", "kv_lora_rank", "qk_rope_head_dim", "page_size", "load_pages", "dcp_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive")
+        if not 0 <= self.dcp_rank < self.dcp_size:
+            raise ValueError(f"dcp_rank {self.dcp_rank} outside [0, {self.dcp_size})")
         if self.load_pages > min(self.host_pages, self.device_pages):
             raise ValueError(f"load_pages {self.load_pages} exceeds the host ({self.host_pages}) or "
                              f"device ({self.device_pages}) pool")

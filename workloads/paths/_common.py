@@ -6,6 +6,9 @@ so the same seed gives the same inputs on every device.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import torch
 
 VARIANTS = ("bad", "fixed")
@@ -14,6 +17,26 @@ VARIANTS = ("bad", "fixed")
 def check_variant(variant: str) -> None:
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+
+
+_POSITIVE_SUFFIXES = ("_size", "_dim", "_slots", "_capacity")
+
+
+def check_params(params: Any) -> None:
+    """The variant, and sizes that make sense: no negative int; sizes, dimensions, capacities and counts of
+    things that must exist (``*_size``, ``*_dim``, ``num_*``, ``*_slots``, ``*_capacity``, ``groups``) positive;
+    each ``X_rank`` below its ``X_size``. A bad value is a ``ValueError`` naming the option."""
+    check_variant(params.variant)
+    values = {f.name: getattr(params, f.name) for f in dataclasses.fields(params)}
+    for name, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        positive = name.endswith(_POSITIVE_SUFFIXES) or name.startswith("num_") or name == "groups"
+        if value < (1 if positive else 0):
+            raise ValueError(f"{name} must be {'positive' if positive else 'non-negative'}, got {value}")
+        size = values.get(name.removesuffix("_rank") + "_size") if name.endswith("_rank") else None
+        if isinstance(size, int) and not value < size:
+            raise ValueError(f"{name} {value} must be below {name.removesuffix('_rank')}_size {size}")
 
 
 def resolve_device(name: str) -> torch.device:

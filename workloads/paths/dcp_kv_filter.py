@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from workloads.paths._common import check_variant, paged_slots, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -39,6 +39,9 @@ class DcpKvFilterParams:
     kv_dim: int = 64
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        check_params(self)
+
 
 @dataclass
 class DcpKvFilterState:
@@ -49,7 +52,6 @@ class DcpKvFilterState:
 
 
 def setup(params: DcpKvFilterParams) -> DcpKvFilterState:
-    check_variant(params.variant)
     if not 0 <= params.dcp_rank < params.dcp_size:
         raise ValueError(f"dcp_rank {params.dcp_rank} out of range for dcp_size {params.dcp_size}")
     device = resolve_device(params.device)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from workloads.paths._common import check_variant, paged_slots, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -38,6 +38,9 @@ class DcpPrefillPlannerParams:
     max_prefix_pages: int = 6
     max_extend_len: int = 200
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_params(self)
 
 
 @dataclass
@@ -59,7 +62,6 @@ class PrefillDcpPlan:
 
 
 def setup(params: DcpPrefillPlannerParams) -> DcpPrefillPlannerState:
-    check_variant(params.variant)
     if not 0 <= params.dcp_rank < params.dcp_size:
         raise ValueError(f"dcp_rank {params.dcp_rank} out of range for dcp_size {params.dcp_size}")
     device = resolve_device(params.device)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from workloads.paths._common import check_variant, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -40,6 +40,9 @@ class HisparseRequestFinishedParams:
     page_size: int = 64
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        check_params(self)
+
 
 @dataclass
 class HisparseState:
@@ -53,7 +56,6 @@ class HisparseState:
 
 
 def setup(params: HisparseRequestFinishedParams) -> HisparseState:
-    check_variant(params.variant)
     if params.request_capacity > params.buffer_capacity:
         raise ValueError("request_capacity cannot exceed buffer_capacity")
     device = resolve_device(params.device)

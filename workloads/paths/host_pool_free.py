@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from workloads.paths._common import check_variant, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -42,6 +42,9 @@ class HostPoolFreeParams:
     num_tokens: int = 4096
     check_double_free: bool = False
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_params(self)
 
 
 class HostSlotState:
@@ -79,7 +82,6 @@ class HostPoolFreeState:
 
 
 def setup(params: HostPoolFreeParams) -> HostPoolFreeState:
-    check_variant(params.variant)
     device = resolve_device(params.device)
     generator = seeded(params.seed)
     host_indices_cpu = random_pages(params.num_tokens, 0, params.host_slots, generator)

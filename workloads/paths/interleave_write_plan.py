@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from workloads.paths._common import check_variant, paged_slots, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -38,6 +38,9 @@ class InterleaveWritePlanParams:
     num_layers: int = 8
     kv_dim: int = 64
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_params(self)
 
 
 @dataclass
@@ -59,7 +62,6 @@ def local_index(loc: torch.Tensor, page_size: int, shard_size: int) -> torch.Ten
 
 
 def setup(params: InterleaveWritePlanParams) -> InterleaveWritePlanState:
-    check_variant(params.variant)
     if not 0 <= params.shard_rank < params.shard_size:
         raise ValueError(f"shard_rank {params.shard_rank} out of range for shard_size {params.shard_size}")
     device = resolve_device(params.device)

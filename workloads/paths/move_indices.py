@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from workloads.paths._common import check_variant, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -38,6 +38,9 @@ class MoveIndicesParams:
     host_slots: int = 65536
     device_slots: int = 32768
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_params(self)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,6 @@ class MoveIndicesState:
 
 
 def setup(params: MoveIndicesParams) -> MoveIndicesState:
-    check_variant(params.variant)
     device = resolve_device(params.device)
     generator = seeded(params.seed)
     # Host slots come from the radix tree's host nodes (CPU, unordered); device slots from the allocator.

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from workloads.paths._common import check_variant, paged_slots, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -37,6 +37,9 @@ class MultiEndedFreeParams:
     request_tokens: int = 3000
     stale_pages: int = 0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_params(self)
 
 
 class StalePageError(RuntimeError):
@@ -95,7 +98,6 @@ class FreeOutcome:
 
 
 def setup(params: MultiEndedFreeParams) -> MultiEndedFreeState:
-    check_variant(params.variant)
     device = resolve_device(params.device)
     generator = seeded(params.seed)
     request_pages = -(-params.request_tokens // params.page_size)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from workloads.paths._common import check_variant, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -37,6 +37,9 @@ class NgramTableUpdateParams:
     skipped: int = 1
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        check_params(self)
+
 
 @dataclass
 class NgramTableUpdateState:
@@ -50,7 +53,6 @@ class NgramTableUpdateState:
 
 
 def setup(params: NgramTableUpdateParams) -> NgramTableUpdateState:
-    check_variant(params.variant)
     if not 0 <= params.skipped <= params.batch_size:
         raise ValueError(f"skipped must be within 0..{params.batch_size}")
     device = resolve_device(params.device)

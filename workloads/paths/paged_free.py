@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from workloads.paths._common import check_variant, paged_slots, random_pages, resolve_device, seeded
+from workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
 from workloads.registry import Workload
 
 
@@ -31,6 +31,9 @@ class PagedFreeParams:
     num_pages: int = 8192
     request_tokens: int = 3000
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_params(self)
 
 
 @dataclass
@@ -72,7 +75,6 @@ class PagedFreeState:
 
 
 def setup(params: PagedFreeParams) -> PagedFreeState:
-    check_variant(params.variant)
     device = resolve_device(params.device)
     generator = seeded(params.seed)
     request_pages = -(-params.request_tokens // params.page_size)
