@@ -7,6 +7,7 @@ these entries; adding a rule means adding one entry here (plus its fixtures), no
 ``mask-subscript`` ``x[mask]`` read · ``mask-assign`` ``x[mask] = v`` with a tensor value ·
 ``call:NAME`` ``torch.NAME(...)`` · ``method:NAME`` ``t.NAME(...)`` · ``where-one-arg`` ·
 ``repeat-interleave-no-output-size`` · ``histc-default-range`` · ``truthiness`` (``if t:``, ``bool(t)``) ·
+``builtin-scalar`` (``int(t)``, ``float(t)``) ·
 ``to-cpu`` (``.to("cpu")``) · ``synchronize`` (``torch.cuda.synchronize()``, ``x.synchronize()``).
 """
 
@@ -210,7 +211,7 @@ RULES: tuple[Rule, ...] = (
         references=(_SYNC_DEBUG_DOC,),
         trace_ops=(OpPattern("aten::_local_scalar_dense"),),
         guard_ops=(GuardOp("_local_scalar_dense", when="not-truthiness"),),
-        lint_forms=("method:item",),
+        lint_forms=("method:item", "builtin-scalar"),
     ),
     Rule(
         code="SH110",

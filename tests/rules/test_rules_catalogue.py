@@ -12,7 +12,7 @@ from synchunt.rules.docs import rules_markdown
 
 SERIES_KIND = {"SH1": Kind.DATA_DEPENDENT_READ, "SH2": Kind.BLOCKING_COPY, "SH3": Kind.EXPLICIT_SYNC}
 LINT_FORMS = re.compile(r"^(mask-subscript|mask-assign|where-one-arg|repeat-interleave-no-output-size|"
-                        r"histc-default-range|truthiness|to-cpu|synchronize|call:\w+|method:\w+)$")
+                        r"histc-default-range|truthiness|builtin-scalar|to-cpu|synchronize|call:\w+|method:\w+)$")
 
 
 def test_codes_are_unique_sorted_and_match_their_series():

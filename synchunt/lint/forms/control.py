@@ -58,6 +58,23 @@ def detect_truthiness(node: ast.AST, context: Context, rule: Rule, argument: str
     return None
 
 
+_SCALAR_BUILTINS = frozenset({"int", "float", "complex"})
+
+
+@register("builtin-scalar", ast.Call, call_names=tuple(sorted(_SCALAR_BUILTINS)))
+def detect_builtin_scalar(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``int(t)``, ``float(t)``, ``complex(t)`` on a tensor: Python reads the value (``.item()`` in disguise)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SCALAR_BUILTINS
+            and len(node.args) == 1 and not node.keywords):
+        return None
+    where = context.where(node.args[0])
+    confidence = read_confidence(where) if where.is_tensor and where is not Where.CPU_NAMED else None
+    if confidence is None:
+        return None
+    return Hit(node, f"`{excerpt(node)}` converts a tensor to a Python number: its value is read back from the "
+               "device", confidence)
+
+
 # -- explicit synchronization --------------------------------------------------------------------------
 _EVENT_WORDS = ("event", "done", "ready", "finish", "complete", "fence")
 _STREAM_WORDS = ("stream",)
