@@ -63,14 +63,15 @@ def profile_command(
     from synchunt.attribute import analyze
     from synchunt.capture import CaptureSettings, capture, parse_extra_options, resolve_target
     from synchunt.cli.output import console, write_report
+    from synchunt.trace import load_trace
 
     resolved = resolve_target(target, parse_extra_options(list(ctx.args)), small=small)
     captured = capture(resolved, out, CaptureSettings(warmup=warmup, iterations=iterations))
     console(stderr=True).print(f"trace: {captured.path}", highlight=False)
-    result = analyze(captured.path, mode=mode.value, thread=thread, scope=scope,
-                     frame_filter=frame_filter(skip_package))
+    trace = load_trace(captured.path)  # parsed once for the analysis and the report
+    result = analyze(trace, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package))
     if report:
-        write_report(result, captured.path)
+        write_report(result, trace)
     emit_analysis(result, output_format.value, output)
 
 

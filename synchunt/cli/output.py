@@ -8,6 +8,7 @@ from rich.console import Console
 
 from synchunt.attribute import Analysis
 from synchunt.files import write_text_file
+from synchunt.trace import Trace
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -55,15 +56,12 @@ def render_to_text(renderable: object, width: int = 160) -> str:
     return recorder.export_text()
 
 
-def write_report(result: Analysis, trace_path: Path) -> Path | None:
-    """The HTML stall report next to the trace, when the report renderer is available."""
-    try:
-        from synchunt.report.html import write_html_report
-    except ImportError:
-        return None
+def write_report(result: Analysis, trace: Trace) -> Path:
+    """The HTML stall report next to the trace (a new file: capture names are unique)."""
     from synchunt.cli.report import default_report_path
+    from synchunt.report.html import write_html_report
 
-    html_path = default_report_path(trace_path)
-    write_html_report(result, html_path, traces=[trace_path])
+    html_path = default_report_path(trace.path)
+    write_html_report(result, html_path, traces=[trace])
     console(stderr=True).print(f"report: {html_path}", highlight=False)
     return html_path
