@@ -86,7 +86,9 @@
     var rules = side.model.rules;
     var rows = side.model.sites.map(function (s, i) {
       var where = el("td", {}, el("div", { cls: "site", text: s.site }),
-        el("div", { cls: "muted", text: "thread " + s.threads.join(", ") }),
+        el("div", { cls: "muted", text: s.threads.map(function (t) {
+          return /^thread /.test(t) ? t : "thread " + t;  // Kineto's own names already read "thread 123 (python)"
+        }).join(", ") }),
         el("div", { cls: "muted", text: "op chain: " + s.op_chains.map(function (c) {
           return c[0] + (s.op_chains.length > 1 ? " \u00d7" + c[1] : ""); }).join("; ") }),
         el("div", { cls: "muted", text: "scopes: " + (s.scope_summary.join("; ") || "-") }));
