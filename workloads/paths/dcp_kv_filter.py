@@ -117,9 +117,6 @@ WORKLOAD = Workload(
     params=DcpKvFilterParams,
     setup=setup,
     step=step,
-    thread_name="scheduler",
-    variant_field="variant",
-    variants={"bad": "bad", "fixed": "fixed"},
     expected_rules=("SH101",),
     small={"batch_size": 3, "max_seq_len": 300, "num_layers": 2, "kv_dim": 16, "dcp_size": 4, "dcp_rank": 1},
 )

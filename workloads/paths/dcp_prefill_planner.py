@@ -123,9 +123,6 @@ WORKLOAD = Workload(
     params=DcpPrefillPlannerParams,
     setup=setup,
     step=step,
-    thread_name="scheduler",
-    variant_field="variant",
-    variants={"bad": "bad", "fixed": "fixed"},
     expected_rules=("SH101",),
     small={"batch_size": 4, "max_prefix_pages": 3, "max_extend_len": 40, "dcp_size": 4, "dcp_rank": 2},
 )

@@ -118,9 +118,6 @@ WORKLOAD = Workload(
     params=HostPoolFreeParams,
     setup=setup,
     step=step,
-    thread_name="scheduler",
-    variant_field="variant",
-    variants={"bad": "bad", "fixed": "fixed"},
     expected_rules=("SH201",),
     small={"host_slots": 2048, "num_tokens": 256},
 )

@@ -121,9 +121,6 @@ WORKLOAD = Workload(
     params=InterleaveWritePlanParams,
     setup=setup,
     step=step,
-    thread_name="scheduler",
-    variant_field="variant",
-    variants={"bad": "bad", "fixed": "fixed"},
     expected_rules=("SH103",),
     small={"groups": 32, "batch_tokens": 200, "num_layers": 2, "kv_dim": 8, "page_size": 8},
 )

@@ -121,9 +121,6 @@ WORKLOAD = Workload(
     params=MoveIndicesParams,
     setup=setup,
     step=step,
-    thread_name="scheduler",
-    variant_field="variant",
-    variants={"bad": "bad", "fixed": "fixed"},
     expected_rules=("SH201",),
     small={"num_tokens": 256, "host_slots": 2048, "device_slots": 1024},
 )

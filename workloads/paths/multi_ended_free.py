@@ -147,9 +147,6 @@ WORKLOAD = Workload(
     params=MultiEndedFreeParams,
     setup=setup,
     step=step,
-    thread_name="scheduler",
-    variant_field="variant",
-    variants={"bad": "bad", "fixed": "fixed"},
     expected_rules=("SH105", "SH109"),
     small={"virtual_pages": 256, "request_tokens": 300, "page_size": 8},
 )

@@ -106,9 +106,6 @@ WORKLOAD = Workload(
     params=NgramTableUpdateParams,
     setup=setup,
     step=step,
-    thread_name="scheduler",
-    variant_field="variant",
-    variants={"bad": "bad", "fixed": "fixed"},
     expected_rules=("SH103",),
     small={"batch_size": 8, "pool_rows": 16, "context_len": 64, "vocab_size": 100, "skipped": 2},
 )

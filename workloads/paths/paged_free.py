@@ -107,9 +107,6 @@ WORKLOAD = Workload(
     params=PagedFreeParams,
     setup=setup,
     step=step,
-    thread_name="scheduler",
-    variant_field="variant",
-    variants={"bad": "bad", "fixed": "fixed"},
     expected_rules=("SH105",),
     small={"num_pages": 256, "request_tokens": 300, "page_size": 8},
 )
