@@ -11,6 +11,7 @@ import pandas as pd
 
 from synchunt.attribute.callsite import Frame, FrameFilter, call_site, parse_call_stack
 from synchunt.detect import Detection
+from synchunt.rules import get_rule
 from synchunt.trace import Trace, vocab
 from synchunt.trace.tree import ancestors
 
@@ -53,9 +54,9 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
         scopes = [a for a in annotations if not _PROFILER_STEP.match(a)]
         step = next((a for a in annotations if _PROFILER_STEP.match(a)), None)
         rows.append({
-            "rule": sync.rule, "kind": sync.kind, "confirmed": bool(sync.confirmed), "op": sync.op,
+            "rule": sync.rule, "kind": get_rule(sync.rule).kind.value, "confirmed": bool(sync.confirmed), "op": sync.op,
             "op_chain": ops, "runtime": sync.runtime, "pid": sync.pid, "tid": sync.tid,
-            "thread": thread_names(sync.pid, sync.tid), "ts_us": float(sync.ts),
+            "thread": thread_names(sync.pid, sync.tid), "ts_us": float(sync.ts_us),
             "stall_us": float(sync.stall_us), "stall_source": sync.stall_source,
             "file": site.file if site else None, "line": site.line if site else None,
             "function": site.function if site else None, "stack": [f.as_dict() for f in stack],
