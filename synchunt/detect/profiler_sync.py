@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from synchunt.detect.columns import Columns
 from synchunt.detect.merge import Candidate
 from synchunt.rules import PROFILER_OWN_SYNC
+from synchunt.sites import PROFILER_STEP
 from synchunt.trace import vocab
-
-PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
 def split_profiler_syncs(candidates: list[Candidate], columns: Columns) -> tuple[list[Candidate], list[Candidate]]:
