@@ -31,21 +31,8 @@ OPTIONAL = ("op_chain", "scope_chain", "step", "thread", "tid", "stack")
 TOP_LEVEL = ("shows", "mode", "syncs", "set_aside")
 
 # Fixtures whose expectation the current code does not meet; each reason says where the code disagrees.
-_COPY_IN_CAUSE = ("resolve() tries `under` patterns before it charges a host read or copy to an enclosing cause op, "
-                  "so `aten::copy_` under `aten::_to_copy` resolves to SH201 even inside {op} (the resolver's "
-                  "docstring: a copy inside a cause op is that op's sync)")
-_ASSERT_ASYNC = ("latent detection counts the `aten::item` › `aten::_local_scalar_dense` that the CPU kernel of "
-                 "`aten::_assert_async` runs; on CUDA `_assert_async` only launches a device-side assert and never "
-                 "waits, and no reviewed not-a-sync entry covers reads under `aten::_assert_async`")
-XFAIL: dict[str, str] = {
-    "SH107-bincount-confirmed": _COPY_IN_CAUSE.format(op="`aten::bincount`")
-    + ": its `.cpu()` read is reported as SH201 and not merged with its `.item()` read into one SH107",
-    "SH108-histc-default-range-confirmed": _COPY_IN_CAUSE.format(op="`aten::histc`")
-    + ": its two `.cpu()` reads of the range are reported as two SH201 instead of one SH108",
-    "NEG-assert-async-latent": _ASSERT_ASYNC + ": `torch._assert_async(cond)` is reported as a latent SH109",
-    "SH111-multinomial-assert-async-latent": _ASSERT_ASYNC
-    + ": torch 2.13's `multinomial` checks are reported as a latent SH111",
-}
+# Fixtures whose expectation the product does not meet yet (each with the reason); empty when all pass.
+XFAIL: dict[str, str] = {}
 
 
 def fixture_names() -> list[str]:
