@@ -68,7 +68,7 @@ class RichProgress:
     def __init__(self, file: IO[str] | None = None, *, enabled: bool | None = None, min_interval: float = 0.1):
         from rich.console import Console
 
-        self._console = Console(file=file, stderr=file is None)
+        self._console = Console(file=file, stderr=file is None, force_terminal=enabled)
         self.enabled = self._console.is_terminal if enabled is None else enabled
         self._min_interval = min_interval
         self._last = 0.0

@@ -50,14 +50,18 @@ class EventSplitter:
         self._buffer += block
         if not self.found and not self._find_array():
             return []
-        if self.boundary is None or len(self._buffer) < self.slice_bytes:
+        if self.boundary is None:
             return []
-        cut = self._buffer.rfind(self.boundary)
-        if cut <= 0:
-            return []
-        piece = self._slice(0, cut)
-        del self._buffer[:cut]
-        return [piece]
+        pieces = []
+        start = 0
+        while True:  # cut at the first event start past each slice_bytes
+            cut = self._buffer.find(self.boundary, start + self.slice_bytes)
+            if cut < 0:
+                break
+            pieces.append(self._slice(start, cut))
+            start = cut
+        del self._buffer[:start]
+        return pieces
 
     def finish(self) -> Ending:
         """After the last block: the remaining slices and the tail, or what can be kept of a cut stream."""

@@ -110,7 +110,8 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
     columns = dict(decoded.columns)
     ts, dur = columns["ts"], columns["dur"]
     dur = np.where(np.isfinite(dur), dur, 0.0)
-    end = ts + dur
+    with np.errstate(over="ignore"):
+        end = ts + dur
     dur = np.where(np.isfinite(end), dur, 0.0)  # an overflowing duration is as unusable as a missing one
     columns["dur"] = dur
     keep = np.isfinite(ts)  # events without a usable time are dropped
