@@ -118,7 +118,7 @@ class DaskExecutor(_FutureExecutor):
                                              dashboard_address=None)
                 self._client = Client(self._cluster)
             else:
-                self._client = Client(address, timeout="20s")
+                self._client = Client(address, timeout="10s")
         except (OSError, TimeoutError) as error:
             raise UsageError(f"cannot reach the dask scheduler {address}: {error}") from None
         self.workers = max(1, len(self._client.scheduler_info().get("workers", {})) or workers)

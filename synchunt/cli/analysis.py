@@ -9,6 +9,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, SkipOpt, ThreadOpt, TracePaths, app
+from synchunt.cli.load_options import (
+    CacheDirOpt,
+    CacheOpt,
+    ExecutorChoice,
+    ExecutorOpt,
+    ProgressOpt,
+    SchedulerOpt,
+    WorkersOpt,
+    analyze_with,
+    load_options,
+)
 from synchunt.cli.output import emit_analysis
 
 if TYPE_CHECKING:
@@ -33,11 +44,17 @@ def analyze_command(
     output_format: FormatOpt = AnalysisFormat.text,
     output: OutputOpt = None,
     skip_package: SkipOpt = None,
+    workers: WorkersOpt = 1,
+    executor: ExecutorOpt = ExecutorChoice.local,
+    scheduler: SchedulerOpt = None,
+    cache: CacheOpt = True,
+    cache_dir: CacheDirOpt = None,
+    progress: ProgressOpt = True,
 ) -> None:
     """Detect and attribute the syncs in saved traces, grouped by call site."""
-    from synchunt.attribute import analyze
-
-    result = analyze(traces, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package))
+    options = load_options(workers, executor, scheduler, cache, cache_dir, progress)
+    result = analyze_with(traces, options, mode=mode.value, thread=thread, scope=scope,
+                          frame_filter=frame_filter(skip_package))
     emit_analysis(result, output_format.value, output)
 
 
