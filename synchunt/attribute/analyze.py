@@ -3,53 +3,68 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 from synchunt.attribute.enrich import attribute, set_aside_calls
-from synchunt.attribute.model import Analysis, TraceInfo
-from synchunt.attribute.sources import load_sources
+from synchunt.attribute.model import Analysis, PartialRead, TraceInfo
+from synchunt.attribute.sources import split_sources
 from synchunt.detect import Mode, detect
 from synchunt.errors import UsageError
 from synchunt.sites import PROFILER_STEP, FrameFilter
-from synchunt.trace import Trace, vocab
+from synchunt.trace import LoadOptions, Trace, map_traces, vocab
 
 Source = Trace | Analysis | str | Path
 
 
 def analyze(sources: Source | Iterable[Source], *, mode: Mode | str = Mode.AUTO, thread: str | None = None,
-            scope: str | None = None, frame_filter: FrameFilter | None = None) -> Analysis:
+            scope: str | None = None, frame_filter: FrameFilter | None = None,
+            load: LoadOptions | None = None) -> Analysis:
     """Detect and attribute every sync in the given traces (paths, per-rank folders or loaded traces).
 
     A source may also be a saved analysis (``--format json`` output), which is read back as it was: reports and
     gates re-render it without the traces. ``thread``/``scope`` must name a thread/scope the traces have, and
-    ``mode="confirmed"`` needs device activity: a typo must not turn a gate green.
+    ``mode="confirmed"`` needs device activity: a typo must not turn a gate green. ``load`` says how paths are
+    loaded (worker processes, a dask cluster, the cache): each trace is analysed where it was loaded, and only
+    its (small) analysis comes back.
     """
-    traces, saved = load_sources(sources)
+    traces, saved, paths = split_sources(sources)
     mode = Mode(mode)
     if saved and mode is not Mode.AUTO and any(info.mode != mode.value for a in saved for info in a.traces):
         raise UsageError(f"a saved analysis keeps the mode it was made with; analyze the traces for "
                          f"--mode {mode.value}")
-    if mode is Mode.CONFIRMED and traces and not any(t.device_activity for t in traces):
+    one = partial(analyze_trace, mode=mode, frame_filter=frame_filter or FrameFilter())
+    parts = [one(trace) for trace in traces]
+    if paths:
+        parts += map_traces(paths, one, load or LoadOptions(cache=False))
+    fresh = [info for part in parts for info in part.traces]
+    if mode is Mode.CONFIRMED and fresh and not any(info.device_activity for info in fresh):
         raise UsageError("--mode confirmed needs runtime evidence, and these traces have no device activity; "
                          "use --mode auto or latent for CPU-only traces")
-    frame_filter = frame_filter or FrameFilter()
-    infos = [info for a in saved for info in a.traces]
-    records = [record for a in saved for record in a.records]
-    for trace in traces:
-        detection = detect(trace, mode)
-        infos.append(trace_info(trace, detection.mode.value, set_aside_calls(trace, detection)))
-        records.extend(attribute(trace, detection, frame_filter))
-    result = Analysis(tuple(infos), tuple(records), {"mode": mode.value})
+    everything = [*saved, *parts]
+    result = Analysis(tuple(info for a in everything for info in a.traces),
+                      tuple(record for a in everything for record in a.records), {"mode": mode.value})
     return filter_analysis(result, thread=thread, scope=scope)
+
+
+def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Analysis:
+    """One loaded trace's analysis (picklable through ``functools.partial``: workers run it)."""
+    detection = detect(trace, mode)
+    info = trace_info(trace, detection.mode.value, set_aside_calls(trace, detection))
+    return Analysis((info,), attribute(trace, detection, frame_filter), {"mode": mode.value})
 
 
 def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
     events = trace.events
+    partial_read = getattr(trace, "partial", None)
     return TraceInfo(path=str(trace.path), rank=trace.rank, device_activity=trace.device_activity, mode=mode,
                      start_us=float(events["ts"].min()) if len(events) else 0.0,
                      end_us=float(events["end"].max()) if len(events) else 0.0, synchunt=dict(trace.synchunt),
                      threads=_thread_labels(trace), scopes=_scope_names(trace), events=len(events),
-                     set_aside=set_aside)
+                     set_aside=set_aside,
+                     partial=None if partial_read is None else PartialRead(
+                         bytes_read=partial_read.bytes_read, events_read=partial_read.events_read,
+                         reason=partial_read.reason))
 
 
 def filter_analysis(analysis: Analysis, *, thread: str | None = None, scope: str | None = None) -> Analysis:

@@ -8,6 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from synchunt.cli.app import ForceOpt, Mode, ModeOpt, OutputOpt, ScopeOpt, SkipOpt, ThreadOpt, TracePaths, app
+from synchunt.cli.load_options import (
+    CacheDirOpt,
+    CacheOpt,
+    ExecutorChoice,
+    ExecutorOpt,
+    ProgressOpt,
+    SchedulerOpt,
+    WorkersOpt,
+    load_options,
+)
 from synchunt.cli.output import emit, format_choices
 from synchunt.render.analysis import ANALYSIS_FORMATS
 
@@ -29,6 +39,12 @@ def analyze_command(
     output: OutputOpt = None,
     force: ForceOpt = False,
     skip_package: SkipOpt = None,
+    workers: WorkersOpt = 1,
+    executor: ExecutorOpt = ExecutorChoice.local,
+    scheduler: SchedulerOpt = None,
+    cache: CacheOpt = True,
+    cache_dir: CacheDirOpt = None,
+    progress: ProgressOpt = True,
 ) -> None:
     """Detect and attribute the syncs in saved traces, grouped by call site."""
     from synchunt.attribute import analyze
@@ -37,7 +53,8 @@ def analyze_command(
         from synchunt.files import check_output
 
         check_output(output, inputs=input_files(traces), force=force)
-    result = analyze(traces, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package))
+    result = analyze(traces, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package),
+                     load=load_options(workers, executor, scheduler, cache, cache_dir, progress))
     emit(ANALYSIS_FORMATS, output_format.value, result, output, inputs=input_files(traces), force=force)
 
 
