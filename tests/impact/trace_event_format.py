@@ -24,7 +24,8 @@ def problems(events: list[dict[str, Any]], category: str) -> list[str]:
     slices: dict[tuple[Any, Any], list[tuple[float, float]]] = defaultdict(list)
     for event in events:
         if event.get("ph") == "X":
-            slices[(event["pid"], event["tid"])].append((float(event["ts"]), float(event["ts"]) + float(event.get("dur", 0))))
+            start = float(event["ts"])
+            slices[(event["pid"], event["tid"])].append((start, start + float(event.get("dur", 0))))
     flows: dict[tuple[Any, Any, Any], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     other_ids = {e.get("id") for e in events if e.get("ph") in ("s", "t", "f") and e.get("cat") != category}
     for event in events:
