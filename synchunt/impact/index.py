@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,22 @@ class ActivityIndex:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def positions_of(self, correlations: np.ndarray) -> list[int]:
+        """Positions of the activities launched by these correlation ids."""
+        order, ids = self.by_correlation
+        found = []
+        for corr in correlations.tolist():
+            k = int(np.searchsorted(ids, corr))
+            while k < len(ids) and ids[k] == corr:
+                found.append(int(order[k]))
+                k += 1
+        return found
+
+    @cached_property
+    def by_correlation(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.correlation, kind="stable")
+        return order, self.correlation[order]
 
     def lanes_of_device(self, device: int) -> list[int]:
         return np.flatnonzero(self.lane_device == device).tolist()

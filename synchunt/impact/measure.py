@@ -1,30 +1,30 @@
 """Per sync: the device work it waited for, the host stall, and the device idle it caused.
 
 A confirmed sync blocks its thread from the start of its first blocking call (``called``) to the end of its last
-(``returned``). It waited on one stream (a stream sync or a blocking copy: the copy's stream, else the stream of
-the thread's last launch), on one event's stream, or on a whole device (a device synchronize, a free). The work
+(``returned``), waiting on one stream, one event's stream or a whole device (``synchunt.impact.plan``). The work
 it waited for is every activity on those streams still in flight when it was called (ended after ``called``,
 started before ``returned``, launched before the call or by the call itself). The idle it caused, on each
 device: from the end of that work until the device's next activity, charged only when the device had nothing
 else running at that end and the next activity was launched by the blocked thread after the sync returned (idle
 that another thread's launch ends is not this sync's doing).
 
-Searches run once per stream or device over every sync at a time (``numpy.searchsorted``), so the cost grows
-with the number of syncs times log(activities), not with their product.
+Searches run once per stream or device over every sync at a time (``numpy.searchsorted``) and the in-flight
+filter over all syncs' candidates at once, so the cost grows with the number of syncs times log(activities).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
-from synchunt.detect import DetectedSync, Detection
+from synchunt.detect import Detection
 from synchunt.impact.index import ActivityIndex
 from synchunt.impact.model import Activity, DeviceIdle, SyncImpact
-from synchunt.impact.vocab import SYNC_KIND_SCOPES, Scope, call_scope
-from synchunt.trace import Trace, vocab
+from synchunt.impact.plan import Plans, plan
+from synchunt.trace import Trace
 
 MAX_WAITED_ON = 32  # activities kept per sync (the last ones: what it waited for longest); all are counted
 
@@ -36,18 +36,6 @@ EARLY_LAUNCH = "the next activity was launched before the sync returned"
 UNKNOWN_LAUNCH = "the trace does not say who launched the next activity"
 
 
-@dataclass
-class _Plan:
-    """One confirmed sync's window and the stream lanes it waited on."""
-
-    called: float
-    returned: float
-    host_lane: int
-    scope: Scope
-    lanes: list[int]
-    own: np.ndarray  # correlation ids of its blocking calls
-
-
 def measure(trace: Trace, detection: Detection) -> tuple[SyncImpact, ...]:
     """One :class:`SyncImpact` per ``detection.records`` entry, in the same order.
 
@@ -57,153 +45,118 @@ def measure(trace: Trace, detection: Detection) -> tuple[SyncImpact, ...]:
     if not records:
         return ()
     index = ActivityIndex.of(trace)
-    events = _Columns(trace)
-    sync_records = _SyncRecords(trace, index)
-    plans = [_plan(record, events, index, sync_records) if record.confirmed and record.runtime_events and len(index)
-             else None for record in records]
+    names = _Names(trace)
+    plans = plan(trace, records, index, names.names, names.name_codes)
     waited = _waited(plans, index)
-    ends = {(i, device): float(index.end[positions[index.device[positions] == device]].max())
-            for i, positions in waited.items() for device in np.unique(index.device[positions]).tolist()}
-    idle = _idle(ends, plans, index, events)
-    impacts = []
-    for i, record in enumerate(records):
-        plan = plans[i]
-        if plan is None:
-            impacts.append(SyncImpact(host_stall_us=float(record.stall_us)))
-            continue
-        positions = waited.get(i, np.zeros(0, dtype=np.int64))
-        gaps = tuple(idle[key] for key in sorted(k for k in idle if k[0] == i))
-        impacts.append(SyncImpact(
-            host_stall_us=float(record.stall_us),
-            device_idle_us=float(sum(g.idle_us for g in gaps)),
-            waited_on=tuple(_activity(int(p), index, events, plan.own) for p in positions[-MAX_WAITED_ON:]),
-            waited_on_count=len(positions),
-            waited_on_us=float((index.end[positions] - index.start[positions]).sum()),
-            idle=gaps, scope=plan.scope.value, called_us=plan.called, returned_us=plan.returned))
+    idle = _idle(_device_ends(waited, index), plans, index, names)
+    count = np.bincount(waited.plan_of, minlength=len(plans.syncs))
+    busy = np.bincount(waited.plan_of, weights=index.end[waited.positions] - index.start[waited.positions],
+                       minlength=len(plans.syncs))
+    bounds = np.concatenate([[0], np.cumsum(count)]).tolist()
+    impacts = [SyncImpact(host_stall_us=float(r.stall_us)) for r in records]
+    for j, i in enumerate(plans.syncs.tolist()):
+        gaps = tuple(gap for _, gap in sorted(idle.get(j, ()), key=lambda pair: pair[0]))
+        kept = waited.positions[max(bounds[j], bounds[j + 1] - MAX_WAITED_ON):bounds[j + 1]].tolist()
+        impacts[i] = SyncImpact(
+            host_stall_us=float(records[i].stall_us), device_idle_us=float(sum(g.idle_us for g in gaps)),
+            waited_on=tuple(_activity(p, index, names, plans.own[j]) for p in kept),
+            waited_on_count=int(count[j]), waited_on_us=float(busy[j]),
+            idle=gaps, scope=plans.scopes[j].value, called_us=float(plans.called[j]),
+            returned_us=float(plans.returned[j]))
     return tuple(impacts)
 
 
-class _Columns:
-    """The event columns the measures read; names decoded only for the rows asked for."""
+class _Names:
+    """Event names and categories by row, one lookup each (the columns are categorical)."""
 
     def __init__(self, trace: Trace) -> None:
-        events = trace.events
-        self.ts = events["ts"].to_numpy()
-        self.end = events["end"].to_numpy()
-        self.correlation = events["correlation"].to_numpy()
-        self._name = events["name"]
-        self._cat = events["cat"]
+        self.name_codes, self.names = _codes(trace.events["name"])
+        self._cat_codes, self._cats = _codes(trace.events["cat"])
 
     def name(self, row: int) -> str:
-        return str(self._name.iat[row])
+        return str(self.names[self.name_codes[row]])
 
     def category(self, row: int) -> str:
-        return str(self._cat.iat[row])
+        return str(self._cats[self._cat_codes[row]])
 
 
-class _SyncRecords:
-    """Kineto's ``cuda_sync`` records by correlation id: (kind, device code, stream lane or None)."""
-
-    def __init__(self, trace: Trace, index: ActivityIndex) -> None:
-        events = trace.events
-        rows = np.flatnonzero((events["cat"] == vocab.CUDA_SYNC).to_numpy())
-        self.by_correlation: dict[int, list[tuple[str, int | None, int | None]]] = defaultdict(list)
-        kinds = events["sync_kind"].to_numpy()
-        names = events["name"].to_numpy()
-        for row in rows.tolist():
-            corr = int(events["correlation"].iat[row])
-            if corr < 0:
-                continue
-            device = index.device_code(events["pid"].iat[row])
-            stream = int(events["stream"].iat[row])
-            lane = index.lane_of(device, stream) if device is not None and stream >= 0 else None
-            self.by_correlation[corr].append((str(kinds[row] or names[row]), device, lane))
+def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), np.asarray(column.cat.categories, dtype=object)
+    codes, values = pd.factorize(column)
+    return codes, np.asarray(values, dtype=object)
 
 
-def _plan(record: DetectedSync, events: _Columns, index: ActivityIndex, syncs: _SyncRecords) -> _Plan:
-    calls = np.asarray(record.runtime_events, dtype=np.int64)
-    called, returned = float(events.ts[calls].min()), float(events.end[calls].max())
-    own = events.correlation[calls]
-    own = own[own >= 0]
-    host_lane = int(index.host_lane_of_row[calls[0]])
-    records = [entry for corr in own.tolist() for entry in syncs.by_correlation.get(corr, ())]
-    scopes = [SYNC_KIND_SCOPES[kind] for kind, _, _ in records if kind in SYNC_KIND_SCOPES]
-    scopes += [call_scope(events.name(int(c))) for c in calls.tolist()]
-    scope = Scope.DEVICE if Scope.DEVICE in scopes else Scope.EVENT if Scope.EVENT in scopes else Scope.STREAM
-    last = _last_launch(index, host_lane, called)
-    if scope is Scope.DEVICE:
-        devices = {device for kind, device, _ in records if SYNC_KIND_SCOPES.get(kind) is Scope.DEVICE
-                   and device is not None}
-        if not devices and last is not None:
-            devices = {int(index.device[last])}  # the thread's current device
-        lanes = [lane for device in sorted(devices or range(len(index.devices)))
-                 for lane in index.lanes_of_device(device)]
-    else:
-        lanes = sorted({lane for _, _, lane in records if lane is not None}
-                       | set(index.lane[np.isin(index.correlation, own)].tolist()))
-        if not lanes and last is not None:
-            lanes = [int(index.lane[last])]
-    return _Plan(called=called, returned=returned, host_lane=host_lane, scope=scope, lanes=lanes, own=own)
+class _Waited(NamedTuple):
+    """The activities each plan waited for: ``positions`` grouped by plan (``plan_of``, ascending), by start."""
+
+    positions: np.ndarray
+    plan_of: np.ndarray
 
 
-def _last_launch(index: ActivityIndex, host_lane: int, before: float) -> int | None:
-    """Position of the last activity the thread launched before ``before``."""
-    entry = index.by_launch.get(host_lane)
-    if entry is None:
-        return None
-    times, positions = entry
-    k = int(np.searchsorted(times, before, side="left")) - 1
-    return int(positions[k]) if k >= 0 else None
-
-
-def _waited(plans: list[_Plan | None], index: ActivityIndex) -> dict[int, np.ndarray]:
-    """Sync number → positions (sorted by start) of the activities in flight on its lanes while it waited."""
+def _waited(plans: Plans, index: ActivityIndex) -> _Waited:
+    """The activities in flight on each plan's lanes while it waited."""
     by_lane: dict[int, list[int]] = defaultdict(list)
-    for i, plan in enumerate(plans):
-        for lane in plan.lanes if plan is not None else ():
-            by_lane[lane].append(i)
-    found: dict[int, list[np.ndarray]] = defaultdict(list)
-    for lane, syncs in by_lane.items():
+    for j, lanes in enumerate(plans.lanes):
+        for lane in lanes:
+            by_lane[lane].append(j)
+    none = _Waited(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    lows, highs, owners = [], [], []
+    for lane, members in by_lane.items():
         lo_lane, hi_lane = index.lane_span[lane]
-        called = np.array([plans[i].called for i in syncs])  # type: ignore[union-attr]
-        returned = np.array([plans[i].returned for i in syncs])  # type: ignore[union-attr]
-        lo = lo_lane + np.searchsorted(index.end_cummax[lo_lane:hi_lane], called, side="right")
-        hi = lo_lane + np.searchsorted(index.start[lo_lane:hi_lane], returned, side="left")
-        for i, a, b in zip(syncs, lo.tolist(), hi.tolist(), strict=True):
-            if b > a:
-                found[i].append(np.arange(a, b))
-    out = {}
-    for i, ranges in found.items():
-        plan = plans[i]
-        positions = np.concatenate(ranges)
-        launch = index.launch_ts[positions]
-        keep = (index.end[positions] > plan.called) & (  # type: ignore[union-attr]
-            np.isnan(launch) | (launch <= plan.called) | np.isin(index.correlation[positions], plan.own))  # type: ignore[union-attr]
-        positions = positions[keep]
-        if len(positions):
-            out[i] = positions[np.argsort(index.start[positions], kind="stable")]
-    return out
+        chosen = np.asarray(members, dtype=np.int64)
+        lows.append(lo_lane + np.searchsorted(index.end_cummax[lo_lane:hi_lane], plans.called[chosen], side="right"))
+        highs.append(lo_lane + np.searchsorted(index.start[lo_lane:hi_lane], plans.returned[chosen], side="left"))
+        owners.append(chosen)
+    if not owners:
+        return none
+    lo, hi, owner = np.concatenate(lows), np.concatenate(highs), np.concatenate(owners)
+    lengths = np.maximum(hi - lo, 0)
+    total = int(lengths.sum())
+    if total == 0:
+        return none
+    # every candidate (plan, position) at once: the ranges [lo, hi) laid end to end
+    positions = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(total)
+    plan_of = np.repeat(owner, lengths)
+    launch = index.launch_ts[positions]
+    keep = (index.end[positions] > plans.called[plan_of]) & (
+        np.isnan(launch) | (launch <= plans.called[plan_of]) | plans.issued_by(index.correlation[positions], plan_of))
+    positions, plan_of = positions[keep], plan_of[keep]
+    order = np.lexsort((index.start[positions], plan_of))
+    return _Waited(positions[order], plan_of[order])
 
 
-def _idle(ends: dict[tuple[int, int], float], plans: list[_Plan | None], index: ActivityIndex,
-          events: _Columns) -> dict[tuple[int, int], DeviceIdle]:
-    """(sync, device) → the device's gap after the waited-on work ended there, charged or not."""
+def _device_ends(waited: _Waited, index: ActivityIndex) -> dict[tuple[int, int], float]:
+    """(plan, device) → when the work it waited for ended on that device."""
+    if not len(waited.positions):
+        return {}
+    devices = index.device[waited.positions]
+    order = np.lexsort((devices, waited.plan_of))
+    plan_of, devices, ends = waited.plan_of[order], devices[order], index.end[waited.positions][order]
+    firsts = np.flatnonzero(np.concatenate([[True], (np.diff(plan_of) != 0) | (np.diff(devices) != 0)]))
+    latest = np.maximum.reduceat(ends, firsts)
+    return {(j, d): e for j, d, e in zip(plan_of[firsts].tolist(), devices[firsts].tolist(), latest.tolist(),
+                                         strict=True)}
+
+
+def _idle(ends: dict[tuple[int, int], float], plans: Plans, index: ActivityIndex,
+          names: _Names) -> dict[int, list[tuple[int, DeviceIdle]]]:
+    """Plan → (device, the device's gap after the waited-on work ended there, charged or not)."""
     by_device: dict[int, list[tuple[int, float]]] = defaultdict(list)
-    for (i, device), end in ends.items():
-        by_device[device].append((i, end))
-    out: dict[tuple[int, int], DeviceIdle] = {}
+    for (j, device), end in ends.items():
+        by_device[device].append((j, end))
+    out: dict[int, list[tuple[int, DeviceIdle]]] = defaultdict(list)
     for device, queries in by_device.items():
-        busy_start, busy_end, first = index.busy[device]
+        busy = index.busy[device]
         at = np.array([end for _, end in queries])
-        k = np.searchsorted(busy_start, at, side="right") - 1
-        for (i, end), interval in zip(queries, k.tolist(), strict=True):
-            out[(i, device)] = _gap(end, interval, (busy_start, busy_end, first), plans[i], index, events,  # type: ignore[arg-type]
-                                    device)
+        intervals = np.searchsorted(busy[0], at, side="right") - 1
+        for (j, end), interval in zip(queries, intervals.tolist(), strict=True):
+            out[j].append((device, _gap(end, interval, busy, plans, j, index, names, device)))
     return out
 
 
-def _gap(end: float, interval: int, busy: tuple[np.ndarray, np.ndarray, np.ndarray], plan: _Plan,
-         index: ActivityIndex, events: _Columns, device: int) -> DeviceIdle:
+def _gap(end: float, interval: int, busy: tuple[np.ndarray, np.ndarray, np.ndarray], plans: Plans, j: int,
+         index: ActivityIndex, names: _Names, device: int) -> DeviceIdle:
     busy_start, busy_end, first = busy
     device_id = index.devices[device]
     if interval >= 0 and busy_end[interval] > end:
@@ -216,23 +169,23 @@ def _gap(end: float, interval: int, busy: tuple[np.ndarray, np.ndarray, np.ndarr
     launch_lane, launch_ts = int(index.launch_lane[position]), float(index.launch_ts[position])
     if launch_lane < 0:
         reason = UNKNOWN_LAUNCH
-    elif launch_lane != plan.host_lane:
+    elif launch_lane != int(plans.host_lane[j]):
         reason = OTHER_THREAD
-    elif launch_ts < plan.returned:
+    elif launch_ts < float(plans.returned[j]):
         reason = EARLY_LAUNCH
     else:
         reason = CHARGED
     charged = reason == CHARGED
     return DeviceIdle(device=device_id, start_us=end, end_us=next_start,
                       idle_us=next_start - end if charged else 0.0, charged=charged, reason=reason,
-                      next_activity=_activity(position, index, events, plan.own))
+                      next_activity=_activity(position, index, names, plans.own[j]))
 
 
-def _activity(position: int, index: ActivityIndex, events: _Columns, own: np.ndarray) -> Activity:
+def _activity(position: int, index: ActivityIndex, names: _Names, own: frozenset[int]) -> Activity:
     row = int(index.rows[position])
     corr = int(index.correlation[position])
-    return Activity(event=row, name=events.name(row), category=events.category(row),
+    return Activity(event=row, name=names.name(row), category=names.category(row),
                     device=index.devices[int(index.device[position])], stream=int(index.stream[position]),
                     start_us=float(index.start[position]),
                     dur_us=float(index.end[position] - index.start[position]),
-                    correlation=corr if corr >= 0 else None, issued_by_sync=bool(corr >= 0 and corr in own))
+                    correlation=corr if corr >= 0 else None, issued_by_sync=corr >= 0 and corr in own)
