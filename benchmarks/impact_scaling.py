@@ -4,7 +4,8 @@ Builds synthetic GPU traces in memory with N confirmed syncs and 11 events per s
 ``cudaStreamSynchronize`` and its copy; four ``cudaLaunchKernel`` + kernel pairs after it, alternating between
 two streams; every tenth launch by another thread), so N = 100,000 gives 1.1 M events. The detection records
 are built with the trace (detection itself is timed by ``analyze_scaling.py``), and ``measure`` is timed for N
-and 4N, interleaved repeats, medians. Last line: the ratio of the 4N time to the N time (≈4 when linear).
+and 4N, interleaved repeats, medians of wall and CPU time (CPU time is steadier on a shared machine). Last line:
+the ratio of the 4N CPU time to the N CPU time (≈4 when linear).
 
     python benchmarks/impact_scaling.py [--syncs 25000] [--repeats 3]
 """
@@ -72,20 +73,23 @@ def main() -> None:
     sizes = (args.syncs, 4 * args.syncs)
     inputs = {size: synthetic(size) for size in sizes}
     times: dict[int, list[float]] = {size: [] for size in sizes}
+    cpu: dict[int, list[float]] = {size: [] for size in sizes}
     idle: dict[int, float] = {}
     for _ in range(args.repeats):
         for size in sizes:
             trace, detection = inputs[size]
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             impacts = measure(trace, detection)
             times[size].append(time.perf_counter() - start)
+            cpu[size].append(time.process_time() - start_cpu)
             idle[size] = sum(i.device_idle_us or 0.0 for i in impacts)
     for size in sizes:
         events = len(inputs[size][0].events)
-        print(f"{size:>7} syncs  {events:>9} events  measure {statistics.median(times[size]):7.2f} s (median of "
-              f"{args.repeats})  idle charged {idle[size] / 1e3:.1f} ms")
-    small, large = (statistics.median(times[s]) for s in sizes)
-    print(f"ratio {sizes[1]}/{sizes[0]} syncs: {large / small:.2f} (4.00 = linear)")
+        print(f"{size:>7} syncs  {events:>9} events  measure {statistics.median(times[size]):7.2f} s wall, "
+              f"{statistics.median(cpu[size]):7.2f} s CPU (medians of {args.repeats})  "
+              f"idle charged {idle[size] / 1e3:.1f} ms")
+    small, large = (statistics.median(cpu[s]) for s in sizes)
+    print(f"CPU time ratio {sizes[1]}/{sizes[0]} syncs: {large / small:.2f} (4.00 = linear)")
 
 
 if __name__ == "__main__":

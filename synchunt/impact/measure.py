@@ -53,13 +53,16 @@ def measure(trace: Trace, detection: Detection) -> tuple[SyncImpact, ...]:
     busy = np.bincount(waited.plan_of, weights=index.end[waited.positions] - index.start[waited.positions],
                        minlength=len(plans.syncs))
     bounds = np.concatenate([[0], np.cumsum(count)]).tolist()
+    kept = [range(max(bounds[j], bounds[j + 1] - MAX_WAITED_ON), bounds[j + 1]) for j in range(len(plans.syncs))]
+    flat = [k for span in kept for k in span]
+    activities = iter(_activities(waited.positions[flat], [plans.own[j] for j, span in enumerate(kept)
+                                                         for _ in span], index, names))
     impacts = [SyncImpact(host_stall_us=float(r.stall_us)) for r in records]
     for j, i in enumerate(plans.syncs.tolist()):
         gaps = tuple(gap for _, gap in sorted(idle.get(j, ()), key=lambda pair: pair[0]))
-        kept = waited.positions[max(bounds[j], bounds[j + 1] - MAX_WAITED_ON):bounds[j + 1]].tolist()
         impacts[i] = SyncImpact(
             host_stall_us=float(records[i].stall_us), device_idle_us=float(sum(g.idle_us for g in gaps)),
-            waited_on=tuple(_activity(p, index, names, plans.own[j]) for p in kept),
+            waited_on=tuple(next(activities) for _ in kept[j]),
             waited_on_count=int(count[j]), waited_on_us=float(busy[j]),
             idle=gaps, scope=plans.scopes[j].value, called_us=float(plans.called[j]),
             returned_us=float(plans.returned[j]))
@@ -67,17 +70,17 @@ def measure(trace: Trace, detection: Detection) -> tuple[SyncImpact, ...]:
 
 
 class _Names:
-    """Event names and categories by row, one lookup each (the columns are categorical)."""
+    """Event names and categories by row, gathered from the categorical codes."""
 
     def __init__(self, trace: Trace) -> None:
         self.name_codes, self.names = _codes(trace.events["name"])
         self._cat_codes, self._cats = _codes(trace.events["cat"])
 
-    def name(self, row: int) -> str:
-        return str(self.names[self.name_codes[row]])
+    def names_of(self, rows: np.ndarray) -> list[str]:
+        return [str(n) for n in self.names[self.name_codes[rows]].tolist()]
 
-    def category(self, row: int) -> str:
-        return str(self._cats[self._cat_codes[row]])
+    def categories_of(self, rows: np.ndarray) -> list[str]:
+        return [str(c) for c in self._cats[self._cat_codes[rows]].tolist()]
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -145,25 +148,40 @@ def _idle(ends: dict[tuple[int, int], float], plans: Plans, index: ActivityIndex
     by_device: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for (j, device), end in ends.items():
         by_device[device].append((j, end))
-    out: dict[int, list[tuple[int, DeviceIdle]]] = defaultdict(list)
+    found: list[tuple[int, int, _Gap]] = []
     for device, queries in by_device.items():
         busy = index.busy[device]
         at = np.array([end for _, end in queries])
         intervals = np.searchsorted(busy[0], at, side="right") - 1
         for (j, end), interval in zip(queries, intervals.tolist(), strict=True):
-            out[j].append((device, _gap(end, interval, busy, plans, j, index, names, device)))
+            found.append((j, device, _gap(end, interval, busy, plans, j, index)))
+    nexts = [(gap.position, plans.own[j]) for j, _, gap in found if gap.position >= 0]
+    activities = iter(_activities(np.array([p for p, _ in nexts], dtype=np.int64), [o for _, o in nexts], index,
+                                  names))
+    out: dict[int, list[tuple[int, DeviceIdle]]] = defaultdict(list)
+    for j, device, gap in found:
+        out[j].append((device, DeviceIdle(
+            device=index.devices[device], start_us=gap.start, end_us=gap.end, idle_us=gap.idle,
+            charged=gap.reason == CHARGED, reason=gap.reason,
+            next_activity=next(activities) if gap.position >= 0 else None)))
     return out
 
 
+class _Gap(NamedTuple):
+    start: float
+    end: float | None
+    idle: float
+    reason: str
+    position: int  # the next activity's position, -1 when there is none to name
+
+
 def _gap(end: float, interval: int, busy: tuple[np.ndarray, np.ndarray, np.ndarray], plans: Plans, j: int,
-         index: ActivityIndex, names: _Names, device: int) -> DeviceIdle:
+         index: ActivityIndex) -> _Gap:
     busy_start, busy_end, first = busy
-    device_id = index.devices[device]
     if interval >= 0 and busy_end[interval] > end:
-        return DeviceIdle(device=device_id, start_us=end, end_us=None, idle_us=0.0, charged=False,
-                          reason=DEVICE_BUSY)
+        return _Gap(end, None, 0.0, DEVICE_BUSY, -1)
     if interval + 1 >= len(busy_start):
-        return DeviceIdle(device=device_id, start_us=end, end_us=None, idle_us=0.0, charged=False, reason=NO_NEXT)
+        return _Gap(end, None, 0.0, NO_NEXT, -1)
     position = int(first[interval + 1])
     next_start = float(busy_start[interval + 1])
     launch_lane, launch_ts = int(index.launch_lane[position]), float(index.launch_ts[position])
@@ -175,17 +193,18 @@ def _gap(end: float, interval: int, busy: tuple[np.ndarray, np.ndarray, np.ndarr
         reason = EARLY_LAUNCH
     else:
         reason = CHARGED
-    charged = reason == CHARGED
-    return DeviceIdle(device=device_id, start_us=end, end_us=next_start,
-                      idle_us=next_start - end if charged else 0.0, charged=charged, reason=reason,
-                      next_activity=_activity(position, index, names, plans.own[j]))
+    return _Gap(end, next_start, next_start - end if reason == CHARGED else 0.0, reason, position)
 
 
-def _activity(position: int, index: ActivityIndex, names: _Names, own: frozenset[int]) -> Activity:
-    row = int(index.rows[position])
-    corr = int(index.correlation[position])
-    return Activity(event=row, name=names.name(row), category=names.category(row),
-                    device=index.devices[int(index.device[position])], stream=int(index.stream[position]),
-                    start_us=float(index.start[position]),
-                    dur_us=float(index.end[position] - index.start[position]),
-                    correlation=corr if corr >= 0 else None, issued_by_sync=corr >= 0 and corr in own)
+def _activities(positions: np.ndarray, owns: list[frozenset[int]], index: ActivityIndex,
+                names: _Names) -> list[Activity]:
+    """The activities at these positions, gathered column by column (``owns``: each one's sync's own calls)."""
+    rows = index.rows[positions]
+    correlation = index.correlation[positions].tolist()
+    columns = zip(rows.tolist(), names.names_of(rows), names.categories_of(rows), index.device[positions].tolist(),
+                  index.stream[positions].tolist(), index.start[positions].tolist(),
+                  (index.end[positions] - index.start[positions]).tolist(), correlation, owns, strict=True)
+    return [Activity(event=row, name=name, category=category, device=index.devices[device], stream=stream,
+                     start_us=start, dur_us=dur, correlation=corr if corr >= 0 else None,
+                     issued_by_sync=corr >= 0 and corr in own)
+            for row, name, category, device, stream, start, dur, corr, own in columns]
