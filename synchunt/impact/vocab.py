@@ -40,7 +40,10 @@ def call_scope(call_name: str) -> Scope:
 # Collective kernels of NCCL (`ncclKernel_AllReduce_RING_LL_Sum_float`, `ncclDevKernel_AllGather_RING_LL`) and
 # RCCL (`ncclDevKernel_Generic`, `rcclGenericKernel`, `mscclKernel_…`); case-insensitive.
 COLLECTIVE_KERNEL = re.compile(r"^(?:void\s+)?(?:nccl|rccl|mscclKernel)", re.IGNORECASE)
+# Point-to-point kernels (`ncclKernel_SendRecv_…`, `ncclDevKernel_SendRecv`): one peer each, not every rank, so
+# their order on two ranks says nothing about which of them is the same transfer.
+POINT_TO_POINT_KERNEL = re.compile(r"SendRecv|_Send_|_Recv_|_Send\(|_Recv\(", re.IGNORECASE)
 
 
 def is_collective_kernel(name: str) -> bool:
-    return COLLECTIVE_KERNEL.match(name) is not None
+    return COLLECTIVE_KERNEL.match(name) is not None and POINT_TO_POINT_KERNEL.search(name) is None

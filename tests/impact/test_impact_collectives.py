@@ -75,6 +75,8 @@ def test_mismatched_inputs_are_refused(tmp_path):
     ("rcclGenericKernel<1, false>(ncclDevComm*, unsigned long, ncclWork*)", True),
     ("mscclKernel_Sum_float_LL(int, int, mscclAlgo*)", True),
     ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>", False),
+    ("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8(ncclDevComm*, unsigned long, ncclWork*)", False),  # point to point
+    ("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", False),
 ])
 def test_collective_kernel_names(name, collective):
     assert is_collective_kernel(name) is collective
