@@ -44,7 +44,10 @@ class ActivityIndex:
         host_lane = _host_lanes(events, cats)
         device_rows = np.flatnonzero(np.isin(cats, list(vocab.DEVICE_ACTIVITY_CATEGORIES)))
         pids = events["pid"].to_numpy()[device_rows]
-        device_code, devices = pd.factorize(pd.Series(pids, dtype=object), sort=True)
+        try:
+            device_code, devices = pd.factorize(pd.Series(pids, dtype=object), sort=True)
+        except TypeError:  # device ids of mixed types (ints and strings) do not sort
+            device_code, devices = pd.factorize(pd.Series(pids, dtype=object))
         stream = events["stream"].to_numpy()[device_rows].astype(np.int64)
         start_raw = events["ts"].to_numpy()[device_rows]
         order = np.lexsort((start_raw, stream, device_code))
