@@ -2,7 +2,7 @@
 
 Builds synthetic GPU traces in memory with N confirmed syncs and 11 events per sync (a D2H ``cudaMemcpyAsync`` +
 ``cudaStreamSynchronize`` and its copy; four ``cudaLaunchKernel`` + kernel pairs after it, alternating between
-two streams; every tenth launch by another thread), so N = 100,000 gives 1.1 M events. The detection records
+two streams; one host event in 97 on another thread), so N = 100,000 gives 1.1 M events. The detection records
 are built with the trace (detection itself is timed by ``analyze_scaling.py``), and ``measure`` is timed for N
 and 4N, interleaved repeats, medians of wall and CPU time (CPU time is steadier on a shared machine). Last line:
 the ratio of the 4N CPU time to the N CPU time (≈4 when linear).
