@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from synchunt.cli import analysis as _analysis  # noqa: F401 - registers commands
+from synchunt.cli import annotate as _annotate  # noqa: F401 - registers commands
 from synchunt.cli import audit as _audit  # noqa: F401 - registers commands
 from synchunt.cli import catalog as _catalog  # noqa: F401 - registers commands
 from synchunt.cli import gate as _gate  # noqa: F401 - registers commands

@@ -235,3 +235,14 @@ _PH, _ARGS, _TS, _DUR = attrgetter("ph"), attrgetter("args"), attrgetter("ts"), 
 _NAME, _CAT, _PID, _TID = attrgetter("name"), attrgetter("cat"), attrgetter("pid"), attrgetter("tid")
 _STREAM, _SYNC_KIND, _CALL_STACK = attrgetter("stream"), attrgetter("cuda_sync_kind"), attrgetter("call_stack")
 _INPUT_TYPE, _CONCRETE = attrgetter("input_type"), attrgetter("concrete_inputs")
+
+
+def code_values(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """(codes, values) of ``values`` (None is missing), as ``build`` takes them: for columns from other sources."""
+    coded = _code(values)
+    return coded.codes, coded.values
+
+
+def id_column(values: list[Any]) -> np.ndarray:
+    """Kineto ids as int64 (or, where some are text, an object array)."""
+    return _id_column(values)
