@@ -62,10 +62,10 @@ def workloads_command(
     from rich.table import Table
     from rich.text import Text
 
-    from workloads import all_workloads
+    from synchunt.capture import registered_workloads
 
     table_data = []
-    for workload in all_workloads().values():
+    for workload in registered_workloads().values():
         options = {f.name.replace("_", "-"): f.default for f in dataclasses.fields(workload.params)}
         table_data.append({"name": workload.name, "summary": workload.summary, "mirrors": workload.mirrors,
                            "variant_option": workload.variant_field.replace("_", "-"),

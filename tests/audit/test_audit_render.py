@@ -16,8 +16,8 @@ import pytest
 from synchunt.audit import SCHEMA, AuditResult, run_audit
 from synchunt.audit.html import audit_page_data, render_audit_html
 from synchunt.audit.render import render_json, render_text
+from synchunt.capture.workload import Workload
 from synchunt.errors import UsageError
-from workloads.registry import Workload
 
 SIGNAL = {"type": "object", "required": ["syncs", "confirmed", "latent", "mode", "rules", "sites"],
           "properties": {"syncs": {"type": "integer"}, "rules": {"type": "object",
