@@ -19,6 +19,7 @@ from typing import Any
 from synchunt.audit.agreement import compare_signals
 from synchunt.audit.model import ROLES, Agreement, AuditResult, Cell, Signal, Site
 from synchunt.capture import CaptureSettings, Target, Workload, capture
+from synchunt.capture.registry import unknown_name_message
 from synchunt.errors import TargetError, UsageError
 
 
@@ -99,7 +100,7 @@ def _choose(names: Sequence[str] | None, registry: Mapping[str, Workload]) -> li
         return list(registry.values())
     unknown = [name for name in names if name not in registry]
     if unknown:
-        raise UsageError(f"unknown path(s) {', '.join(map(repr, unknown))}; registered: {', '.join(registry)}")
+        raise UsageError(unknown_name_message("path", unknown[0], registry))
     return [registry[name] for name in dict.fromkeys(names)]
 
 
