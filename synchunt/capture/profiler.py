@@ -75,6 +75,10 @@ def import_torch() -> Any:
     return torch
 
 
+def cuda_available(torch: Any) -> bool:
+    return bool(torch.cuda.is_available())
+
+
 def torch_notes(version: str) -> tuple[str, ...]:
     numbers = []
     for part in version.split("+")[0].split(".")[:2]:
@@ -97,7 +101,7 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
     settings = settings or CaptureSettings()
     if settings.iterations < 1 or settings.warmup < 0:
         raise TargetError("need at least one recorded iteration and a non-negative warm-up")
-    if target.device.startswith("cuda") and not torch.cuda.is_available():
+    if target.device.startswith("cuda") and not cuda_available(torch):
         raise TargetError(f"device {target.device!r} requested but torch.cuda is not available here")
     root = target.project_root or str(Path.cwd())
     search = [*profiler_search_path(), root]

@@ -53,18 +53,18 @@ def profile_command(
     captured = capture(resolved, out, CaptureSettings(warmup=warmup, iterations=iterations, guard=guard))
     err = console(stderr=True)
     for note in captured.notes:
-        err.print(f"note: {note}", highlight=False)
-    err.print(f"trace: {captured.path}", highlight=False)
+        err.print(f"note: {note}", highlight=False, soft_wrap=True)
+    err.print(f"trace: {captured.path}", highlight=False, soft_wrap=True)
     trace = load_trace(captured.path)  # parsed once for the analysis and the report
     result = analyze(trace, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package))
     if guard:
-        err.print(guard_line(captured.metadata.get("guard") or {}), highlight=False)
+        err.print(guard_line(captured.metadata.get("guard") or {}), highlight=False, soft_wrap=True)
     if report:
         from synchunt.report.html import write_html_report
 
         html_path = profile_report_path(captured.path)
         write_html_report(result, html_path, traces=[trace])
-        err.print(f"report: {html_path}", highlight=False)
+        err.print(f"report: {html_path}", highlight=False, soft_wrap=True)
     emit_analysis(result, output_format.value, output)
 
 
