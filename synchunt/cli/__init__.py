@@ -30,8 +30,10 @@ def main() -> None:
 
 def _fail(message: str, code: int) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # escape: a message may hold brackets (pip install 'synchunt[torch]', int64[32]) that are not markup
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 

@@ -45,9 +45,11 @@ def profile_command(
     --impl masked --device cpu`, `synchunt profile myserve.sched:step --setup make_state --n 8`)."""
     from synchunt.attribute import analyze
     from synchunt.capture import CaptureSettings, capture, parse_extra_options, resolve_target
+    from synchunt.capture.profiler import import_torch
     from synchunt.cli.output import console
     from synchunt.trace import load_trace
 
+    import_torch()  # before the target's code imports it: one line that says what to install
     resolved = resolve_target(target, parse_extra_options(list(ctx.args)), small=small, setup=setup, device=device,
                               project_root=project_root)
     captured = capture(resolved, out, CaptureSettings(warmup=warmup, iterations=iterations, guard=guard))
