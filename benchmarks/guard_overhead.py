@@ -23,8 +23,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from synchunt.capture import get_workload
 from synchunt.guard import watch
-from workloads import get_workload
 
 
 class PassThrough(TorchDispatchMode):

@@ -7,6 +7,7 @@ from functools import partial
 from pathlib import Path
 
 from synchunt.attribute.enrich import attribute, set_aside_calls
+from synchunt.attribute.guard_merge import guard_records, merge_guard
 from synchunt.attribute.model import Analysis, PartialRead, TraceInfo
 from synchunt.attribute.sources import split_sources
 from synchunt.detect import Mode, detect
@@ -51,7 +52,12 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
     """One loaded trace's analysis (picklable through ``functools.partial``: workers run it)."""
     detection = detect(trace, mode)
     info = trace_info(trace, detection.mode.value, set_aside_calls(trace, detection))
-    return Analysis((info,), attribute(trace, detection, frame_filter), {"mode": mode.value})
+    records = attribute(trace, detection, frame_filter)
+    profiled = trace.synchunt.get("profiled_thread")
+    thread = next((r.thread for r in records if r.thread.name == profiled), None)
+    records = merge_guard(records, guard_records(trace.synchunt), trace=str(trace.path), rank=trace.rank,
+                          thread=thread, confirmed_only=detection.mode is Mode.CONFIRMED)
+    return Analysis((info,), records, {"mode": mode.value})
 
 
 def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:

@@ -21,6 +21,7 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
     parent = events["parent"].to_numpy()
     call_stacks = events["call_stack"].to_numpy()
     impacts = measure(trace, detection)
+    frame_filter = frame_filter.for_trace(trace.synchunt)  # decide by where the capture saw each file live
     thread = functools.cache(lambda pid, tid: Thread(tid=tid, pid=pid, name=str(trace.thread_name(pid, tid))))
     records = []
     for sync, impact in zip(detection.records, impacts, strict=True):
@@ -30,6 +31,7 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
         if not stack:
             text = next((call_stacks[a] for a in [sync.event, *chain] if isinstance(call_stacks[a], str)), None)
             stack = parse_call_stack(text) if text else []
+        stack = [frame_filter.canonical(frame) for frame in stack]
         site = frame_filter.call_site(stack)
         ops = [names[a] for a in reversed(chain) if cats[a] == vocab.CPU_OP]
         if cats[sync.event] == vocab.CPU_OP:
@@ -40,7 +42,8 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
             op_chain=tuple(ops), runtime=sync.runtime, thread=thread(sync.pid, sync.tid), ts_us=sync.ts_us,
             stall_us=sync.stall_us, stall_source=sync.stall_source,
             call_site=CallSite(site.file, site.line, site.function, def_line=site.line) if site else None,
-            stack=tuple(stack), scope=SCOPE_SEPARATOR.join(scopes), scope_chain=tuple(scopes), step=step,
+            stack=tuple(frame_filter.shown_stack(stack)), scope=SCOPE_SEPARATOR.join(scopes),
+            scope_chain=tuple(scopes), step=step,
             impact=impact if sync.confirmed else None,
             direction=sync.direction, rank=trace.rank, trace=str(trace.path)))
     return tuple(records)

@@ -69,6 +69,7 @@ class Sync(msgspec.Struct, frozen=True):
     direction: str | None
     rank: int | None
     trace: str
+    signals: tuple[str, ...] = ("trace",)  # what saw it: the trace, the runtime guard (during a capture), both
 
     @property
     def device_idle_us(self) -> float | None:

@@ -10,7 +10,7 @@ from synchunt.attribute.model import SiteSummary, Sync
 
 SYNC_COLUMNS = ["site", "rule", "kind", "confirmed", "op", "op_chain", "runtime", "pid", "tid", "thread", "ts_us",
                 "stall_us", "stall_source", "file", "line", "function", "line_source", "stack", "scope",
-                "scope_chain", "step", "waited_on", "device_idle_us", "direction", "rank", "trace"]
+                "scope_chain", "step", "waited_on", "device_idle_us", "direction", "rank", "trace", "signals"]
 SITE_COLUMNS = ["site", "key", "file", "line", "function", "line_source", "count", "confirmed", "latent",
                 "stall_us", "max_stall_us", "device_idle_us", "max_idle_us", "rules", "ops", "scopes", "threads"]
 
@@ -37,6 +37,7 @@ def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
         "device_idle_us": pd.array([r.device_idle_us for r in records], dtype="Float64"),
         "direction": [r.direction for r in records],
         "rank": pd.array([r.rank for r in records], dtype="Int64"), "trace": [r.trace for r in records],
+        "signals": [list(r.signals) for r in records],
     }
     return pd.DataFrame(columns, columns=SYNC_COLUMNS)
 

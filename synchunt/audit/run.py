@@ -14,16 +14,14 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synchunt.audit.agreement import compare_signals
 from synchunt.audit.model import ROLES, Agreement, AuditResult, Cell, Signal
-from synchunt.capture import CaptureSettings, Target, capture
+from synchunt.capture import CaptureSettings, Target, Workload, capture
+from synchunt.capture.registry import unknown_name_message
 from synchunt.errors import TargetError, UsageError
 from synchunt.sites import SiteCount
-
-if TYPE_CHECKING:
-    from workloads.registry import Workload
 
 
 def run_audit(names: Sequence[str] | None = None, *, device: str = "cpu", small: bool = True,
@@ -32,13 +30,14 @@ def run_audit(names: Sequence[str] | None = None, *, device: str = "cpu", small:
     """Audit the named paths (default: every registered one) on ``device`` and return the matrix.
 
     ``small`` uses each path's small preset. ``traces_dir`` keeps the traces there (default: a temporary
-    folder, removed afterwards). ``registry`` replaces the registered workloads (default: ``all_workloads()``).
+    folder, removed afterwards). ``registry`` replaces the registered workloads (default: the
+    ``synchunt.workloads`` entry points).
     Raises :class:`UsageError` for unknown names, an unknown device or a CUDA device torch cannot use.
     """
     if registry is None:
-        from workloads import all_workloads
+        from synchunt.capture import registered_workloads
 
-        registry = all_workloads()
+        registry = registered_workloads()
     chosen = _choose(names, registry)
     device = _check_device(device, chosen)
     settings = settings or CaptureSettings(warmup=1, iterations=1)
@@ -102,7 +101,7 @@ def _choose(names: Sequence[str] | None, registry: Mapping[str, Workload]) -> li
         return list(registry.values())
     unknown = [name for name in names if name not in registry]
     if unknown:
-        raise UsageError(f"unknown path(s) {', '.join(map(repr, unknown))}; registered: {', '.join(registry)}")
+        raise UsageError(unknown_name_message("path", unknown[0], registry))
     return [registry[name] for name in dict.fromkeys(names)]
 
 
@@ -138,7 +137,7 @@ def _trace_signal(workload: Workload, params: Any, device: str, folder: Path, se
     target = Target(name=workload.name, label=str(getattr(params, workload.variant_field)),
                     setup=lambda: workload.setup(params), step=workload.step, thread_name=workload.thread_name,
                     params=dataclasses.asdict(params), device=device)
-    path = capture(target, folder, settings).path
+    path = capture(target, folder, dataclasses.replace(settings, guard=False)).path  # the guard signal runs apart
     records = analyze(path, mode=trace_mode, thread=workload.thread_name).records
     sites = Counter((r.rule, r.op, r.call_site.file if r.call_site else None,
                      r.call_site.line if r.call_site else None, r.call_site.function if r.call_site else None)

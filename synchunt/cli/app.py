@@ -18,6 +18,21 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from synchunt import __version__
+
+        typer.echo(f"synchunt {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print synchunt's version and exit.")] = False,
+) -> None:
+    """Hunt hidden device-to-host syncs in PyTorch code."""
+
+
 class Mode(str, Enum):
     auto = "auto"
     confirmed = "confirmed"

@@ -42,10 +42,16 @@ def workloads_command(
     from rich.table import Table
     from rich.text import Text
 
-    from workloads import all_workloads
+    from synchunt.capture import ENTRY_POINT_GROUP, registered_workloads
 
     table_data = []
-    for workload in all_workloads().values():
+    registered = registered_workloads()
+    if not registered and not as_json:
+        console(stderr=True).print(f"no workloads are registered: packages register them in the "
+                                   f"{ENTRY_POINT_GROUP!r} entry-point group (the repository's workloads/ folder "
+                                   "installs as synchunt_workloads)", highlight=False)
+        return
+    for workload in registered.values():
         options = {f.name.replace("_", "-"): f.default for f in dataclasses.fields(workload.params)}
         table_data.append({"name": workload.name, "summary": workload.summary, "mirrors": workload.mirrors,
                            "variant_option": workload.variant_field.replace("_", "-"),

@@ -68,7 +68,7 @@ def test_user_script_function_is_the_call_site(tmp_path):
     assert sorted(result.syncs["rule"]) == ["SH101", "SH109"]
     assert set(result.syncs["function"]) == {"hot_path"}
     assert all(f.endswith("user_code.py") for f in result.syncs["file"])
-    assert set(result.syncs["thread"]) == {"hot_path"}
+    assert set(result.syncs["thread"]) == {"user_code:hot_path"}  # named after the target
 
 
 

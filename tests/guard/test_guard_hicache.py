@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
+from synchunt.capture import get_workload
 from synchunt.guard import watch
-from workloads import get_workload
-from workloads.hicache_dcp import run_on_scheduler_thread
+from synchunt_workloads.hicache_dcp import run_on_scheduler_thread
 
 
 def _is_boolean_mask_read(source_line: str) -> bool:

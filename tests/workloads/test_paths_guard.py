@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from synchunt.capture.workload import Workload
 from synchunt.guard import watch
-from workloads.paths import WORKLOADS
-from workloads.registry import Workload
+from synchunt_workloads.paths import WORKLOADS
 
 
 def guarded_step(workload: Workload, variant: str) -> list:

@@ -1,7 +1,9 @@
-"""The registry of runnable code paths that synchunt profiles, gates and audits.
+"""What a registered workload is: a code path that synchunt profiles, gates and audits by name.
 
 A workload separates set-up (allocation, queued work: never profiled) from one ``step`` (what gets
 profiled), so a caller can run ``step`` on a thread it controls, e.g. one that has the profiler started.
+Packages register workloads through the ``synchunt.workloads`` entry-point group (see
+:mod:`synchunt.capture.registry`).
 """
 
 from __future__ import annotations
@@ -48,34 +50,3 @@ class Workload:
     def run_once(self, params: Any) -> Any:
         """Set up and run one step on the calling thread; returns the step's result."""
         return self.step(self.setup(params))
-
-
-def _collect() -> dict[str, Workload]:
-    from workloads import hicache_dcp, paths
-
-    found: list[Workload] = [*hicache_dcp.WORKLOADS, *paths.WORKLOADS]
-    table: dict[str, Workload] = {}
-    for workload in found:
-        if workload.name in table:
-            raise RuntimeError(f"workload name {workload.name!r} registered twice")
-        table[workload.name] = workload
-    return table
-
-
-_TABLE: dict[str, Workload] | None = None
-
-
-def all_workloads() -> dict[str, Workload]:
-    """Every registered workload by name (imports the workload packages on first use)."""
-    global _TABLE
-    if _TABLE is None:
-        _TABLE = _collect()
-    return _TABLE
-
-
-def get_workload(name: str) -> Workload:
-    table = all_workloads()
-    try:
-        return table[name]
-    except KeyError:
-        raise KeyError(f"unknown workload {name!r}; registered: {', '.join(sorted(table))}") from None
