@@ -2,19 +2,26 @@
 
 One sample is one ``step`` of the ``hicache-dcp`` workload (queue the prepared loads, ``start_loading()`` over
 27 layers, the stand-in forward), timed on the calling thread. Guarded samples enter and leave ``watch()``
-around the step, so the cost of installing the dispatch mode and patches is included. A third configuration,
-``passthrough``, runs the step under a ``TorchDispatchMode`` that only forwards each op: the floor any
-dispatch-level guard pays (one C++ → Python round trip per aten op). The configurations rotate within each
-repeat; medians are reported.
+around the step, so entering and leaving the guard is included. Configurations:
 
-    python benchmarks/guard_overhead.py --repeats 40 --impl sliced
+- ``unguarded``: the step alone;
+- ``passthrough``: under a ``TorchDispatchMode`` that only forwards each op, the floor any dispatch-mode
+  guard pays (one C++ → Python round trip per aten op);
+- ``mode``: ``watch()`` on its dispatch-mode route (``SYNCHUNT_GUARD_ROUTE=mode``);
+- ``kernels``: ``watch()`` on its default route, Python kernels at ``PreDispatch`` for the catalogue's ops.
 
-The last line reads ``passthrough/unguarded=<ratio> guarded/unguarded=<ratio>`` (goal for the guard: 1.3).
+The configurations rotate within each repeat; medians are reported, with the spread of the per-repeat
+ratios (interquartile range) as the noise figure.
+
+    python benchmarks/guard_overhead.py --repeats 60 --impl sliced
+
+The last line reads ``passthrough=<ratio> mode=<ratio> kernels=<ratio>`` against unguarded (goal: 1.3).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +31,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from synchunt.guard import watch
+from synchunt.guard.install import ROUTE_VARIABLE
 from workloads import get_workload
 
 
@@ -41,24 +49,30 @@ def _timed(run: Callable[[], Any]) -> float:
     return (time.perf_counter_ns() - start) / 1e6
 
 
-def measure(impl: str, repeats: int, warmup: int, small: bool) -> tuple[dict[str, float], int, Any]:
-    """Median ms per configuration, the number of syncs one guarded step records, and the params."""
+def measure(impl: str, repeats: int, warmup: int, small: bool) -> tuple[dict[str, list[float]], dict[str, int], Any]:
+    """Per-repeat ms of each configuration, the syncs one guarded step records per route, and the params."""
     workload = get_workload("hicache-dcp")
     params = workload.make_params({"impl": impl}, small=small)
     state = workload.setup(params)
-    recorded: list[int] = []
+    recorded: dict[str, int] = {}
 
-    def guarded() -> None:
-        with watch() as recorder:
-            workload.step(state)
-        recorded.append(len(recorder.syncs))
+    def guarded(route: str) -> Callable[[], None]:
+        def run() -> None:
+            os.environ[ROUTE_VARIABLE] = route  # read when the guard installs, i.e. at each entry here
+            try:
+                with watch() as recorder:
+                    workload.step(state)
+            finally:
+                os.environ.pop(ROUTE_VARIABLE, None)
+            recorded[route] = len(recorder.syncs)
+        return run
 
     def passthrough() -> None:
         with PassThrough():
             workload.step(state)
 
     runs: dict[str, Callable[[], Any]] = {"unguarded": lambda: workload.step(state), "passthrough": passthrough,
-                                          "guarded": guarded}
+                                          "mode": guarded("mode"), "kernels": guarded("kernels")}
     samples: dict[str, list[float]] = {name: [] for name in runs}
     names = list(runs)
     for repeat in range(warmup + repeats):
@@ -67,7 +81,14 @@ def measure(impl: str, repeats: int, warmup: int, small: bool) -> tuple[dict[str
             elapsed = _timed(runs[name])
             if repeat >= warmup:
                 samples[name].append(elapsed)
-    return {name: statistics.median(values) for name, values in samples.items()}, recorded[-1], params
+    return samples, recorded, params
+
+
+def _ratio_spread(samples: dict[str, list[float]], name: str) -> tuple[float, float, float]:
+    """Median of the per-repeat ratios to unguarded, and their first and third quartiles."""
+    ratios = sorted(value / base for value, base in zip(samples[name], samples["unguarded"], strict=True))
+    quartiles = statistics.quantiles(ratios, n=4)
+    return statistics.median(ratios), quartiles[0], quartiles[2]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -77,14 +98,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--small", action="store_true", help="the workload's small preset (a quick check)")
     args = parser.parse_args(argv)
-    medians, syncs, params = measure(args.impl, args.repeats, args.warmup, args.small)
+    samples, syncs, params = measure(args.impl, args.repeats, args.warmup, args.small)
     print(f"guard overhead: hicache-dcp impl={args.impl}, {params.layers} layers, device {params.device}, "
           f"{args.repeats} repeats (median), torch {torch.__version__}")
-    for name, value in medians.items():
-        print(f"  {name:<10} {value:8.3f} ms")
-    print(f"  syncs recorded per guarded step: {syncs}")
-    print(f"passthrough/unguarded={medians['passthrough'] / medians['unguarded']:.2f} "
-          f"guarded/unguarded={medians['guarded'] / medians['unguarded']:.2f}")
+    for name, values in samples.items():
+        line = f"  {name:<12} {statistics.median(values):8.3f} ms"
+        if name != "unguarded":
+            ratio, low, high = _ratio_spread(samples, name)
+            line += f"   ×{ratio:.2f} (per-repeat ratios, IQR {low:.2f}–{high:.2f})"
+        print(line)
+    print(f"  syncs recorded per guarded step: mode {syncs['mode']}, kernels {syncs['kernels']}")
+    print(" ".join(f"{name}={_ratio_spread(samples, name)[0]:.2f}" for name in ("passthrough", "mode", "kernels")))
 
 
 if __name__ == "__main__":

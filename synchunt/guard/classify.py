@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from synchunt.guard.scope import FLAGS
 from synchunt.rules import RULES
 
 _HOST_DEVICE_TYPES = frozenset({"cpu", "meta"})
@@ -35,7 +36,6 @@ class OpCall:
     func: torch._ops.OpOverload
     args: tuple[Any, ...]
     kwargs: Mapping[str, Any]
-    truthiness: bool = False
 
     def arg(self, name: str) -> Any:
         """A schema argument by name: passed by keyword, positionally, or its default."""
@@ -114,21 +114,23 @@ def histc_min_eq_max(call: OpCall) -> bool:
 
 
 def truthiness(call: OpCall) -> bool:
-    return call.truthiness
+    return FLAGS.truthiness > 0
 
 
 def not_truthiness(call: OpCall) -> bool:
-    return not call.truthiness
+    return FLAGS.truthiness == 0
 
 
 def _copy_ends(call: OpCall) -> tuple[torch.Tensor | None, str | None, torch.Tensor | None, str | None]:
     """(source, source device type, destination tensor if allocated, destination device type)."""
     if call.func.overloadpacket is torch.ops.aten._to_copy:
         source = call.arg("self")
+        if not isinstance(source, torch.Tensor):  # a wrapped number arrives as a Python scalar
+            return None, None, None, None
         target = _device_type(call.arg("device")) or source.device.type
         return source, source.device.type, None, target
     destination, source = call.arg("self"), call.arg("src")
-    if not isinstance(source, torch.Tensor):
+    if not isinstance(source, torch.Tensor) or not isinstance(destination, torch.Tensor):
         return None, None, None, None
     return source, source.device.type, destination, destination.device.type
 

@@ -8,25 +8,24 @@
   syncs no catalogue op explains.
 
 The patches are installed while at least one guard is active on any thread and removed with the last one.
-Every wrapper checks the calling thread's state first, so unguarded threads only pay one attribute lookup.
+Every wrapper checks the calling thread and task first, so unguarded code only pays one context lookup.
 """
 
 from __future__ import annotations
 
-import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from synchunt.guard import scope
 from synchunt.guard.classify import on_device
 from synchunt.guard.frames import capture_stack
-from synchunt.guard.state import STATE, op_name, report
+from synchunt.guard.reporting import report, run_and_report
 
 _HOST_READS = ("tolist", "cpu", "numpy")
 _SYNC_DEBUG_MESSAGE = "called a synchronizing CUDA operation"
-_COPY_OPS = frozenset({"aten::_to_copy", "aten::copy_", "aten::to"})
 
 
 def _describe_tensor(tensor: torch.Tensor) -> str:
@@ -36,18 +35,20 @@ def _describe_tensor(tensor: torch.Tensor) -> str:
 
 def _host_read(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        state = STATE
-        if not state.recorders or state.suppress:
+        flags = scope.FLAGS
+        active = scope.active_entries()
+        if not active or flags.suppress:
             return original(self, *args, **kwargs)
-        raw = capture_stack()
-        state.suppress += 1
-        try:
-            result = original(self, *args, **kwargs)
-        finally:
-            state.suppress -= 1
-        report("SH201", f"Tensor.{name}", latent=not on_device(self), detail=_describe_tensor(self),
-               source="method", raw=raw)
-        return result
+
+        def run() -> Any:
+            flags.suppress += 1
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                flags.suppress -= 1
+
+        return run_and_report(active, run, "SH201", f"Tensor.{name}", latent=not on_device(self),
+                              detail=_describe_tensor(self), source="method", raw=capture_stack())
 
     wrapper.__name__ = wrapper.__qualname__ = name
     wrapper.__doc__ = original.__doc__
@@ -56,12 +57,12 @@ def _host_read(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _truthiness(original: Callable[..., bool]) -> Callable[..., bool]:
     def wrapper(*args: Any, **kwargs: Any) -> bool:
-        state = STATE
-        state.truthiness += 1
+        flags = scope.FLAGS
+        flags.truthiness += 1
         try:
             return original(*args, **kwargs)
         finally:
-            state.truthiness -= 1
+            flags.truthiness -= 1
 
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "__bool__")
     wrapper.__doc__ = original.__doc__
@@ -70,12 +71,11 @@ def _truthiness(original: Callable[..., bool]) -> Callable[..., bool]:
 
 def _explicit_sync(rule: str, op: str, original: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not STATE.recorders:
+        active = scope.active_entries()
+        if not active:
             return original(*args, **kwargs)
-        raw = capture_stack()
-        result = original(*args, **kwargs)
-        report(rule, op, latent=False, detail="", source="explicit", raw=raw)
-        return result
+        return run_and_report(active, lambda: original(*args, **kwargs), rule, op, latent=False, detail="",
+                              source="explicit", raw=capture_stack())
 
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", op)
     wrapper.__doc__ = original.__doc__
@@ -122,14 +122,13 @@ class _SyncDebugSignal:
         if category is not UserWarning or _SYNC_DEBUG_MESSAGE not in str(message):
             self.original_showwarning(message, category, filename, lineno, file, line)
             return
-        state = STATE
-        if state.recorders:
-            op = op_name(state.last_op) if state.last_op is not None else "unknown"
-            # Copies are classified by direction at dispatch (blocking host-to-device, SH202, is not a guard
-            # rule); other ops the catalogue did not flag make an internal scalar read (SH109's mechanism).
-            if not state.suppress and not state.last_op_reported and op not in _COPY_OPS:
-                report("SH109", op, latent=False, detail="reported by torch.cuda sync debug mode",
-                       source="sync-debug", raw=capture_stack())
+        active = scope.active_entries()
+        if active:
+            flags = scope.FLAGS
+            # A warning raised while a reported op or method runs is that same sync.
+            if not flags.suppress and not flags.in_reported:
+                report(active, "SH109", "unclassified", latent=False,
+                       detail="reported by torch.cuda sync debug mode", source="sync-debug", raw=capture_stack())
             return
         if not self.drop_unguarded:
             self.original_showwarning(message, category, filename, lineno, file, line)
@@ -146,37 +145,16 @@ class _SyncDebugSignal:
                 mutated()
 
 
-class _Installation:
-    """Reference-counted: installed by the first active guard in the process, removed by the last."""
+class Patches:
+    """The Python-level patches, installed on construction and removed by :meth:`undo`."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users = 0
-        self._patches: list[_AttributePatch] = []
-        self._sync_debug: _SyncDebugSignal | None = None
-
-    @property
-    def tracks_sync_debug(self) -> bool:
-        return self._sync_debug is not None and self._sync_debug.active
-
-    def acquire(self) -> None:
-        with self._lock:
-            self._users += 1
-            if self._users == 1:
-                self._install()
-
-    def release(self) -> None:
-        with self._lock:
-            self._users -= 1
-            if self._users == 0:
-                self._uninstall()
-
-    def _install(self) -> None:
         patches = [_AttributePatch(torch.Tensor, name, lambda original, n=name: _host_read(n, original))
                    for name in _HOST_READS]
         patches += [_AttributePatch(torch.Tensor, "__bool__", _truthiness),
                     _AttributePatch(torch.Tensor, "is_nonzero", _truthiness),
                     _AttributePatch(torch, "is_nonzero", _truthiness)]
+        self._sync_debug: _SyncDebugSignal | None = None
         if torch.cuda.is_available():
             patches += [
                 _AttributePatch(torch.cuda, "synchronize",
@@ -194,13 +172,10 @@ class _Installation:
             self._sync_debug = _SyncDebugSignal()
         self._patches = patches
 
-    def _uninstall(self) -> None:
+    def undo(self) -> None:
         for patch in reversed(self._patches):
             patch.undo()
         self._patches = []
         if self._sync_debug is not None:
             self._sync_debug.undo()
             self._sync_debug = None
-
-
-INSTALLATION = _Installation()
