@@ -1,11 +1,11 @@
 """Process-wide patches for the syncs that never reach the dispatcher as a catalogue op.
 
-- ``Tensor.tolist/cpu/numpy`` read a tensor on the host; on a CPU tensor nothing is dispatched, so the guard
-  reports them as latent SH201 (on a device tensor, as a real one; the copy they dispatch is not reported
-  twice). ``Tensor.__bool__`` and ``is_nonzero`` only mark the scalar read they make as truthiness (SH110).
-- On CUDA: ``torch.cuda.synchronize``, ``Event.synchronize``, ``Stream.synchronize`` (SH301–SH303), which
-  ``torch.cuda.set_sync_debug_mode`` does not see, and torch's sync debug mode itself as a second signal for
-  syncs no catalogue op explains.
+The catalogue's ``guard_patches`` say what to wrap: host reads such as ``Tensor.tolist`` (on a CPU tensor nothing
+is dispatched, so the guard reports them as latent; on a device tensor as real ones, and the copy they dispatch
+is not reported twice), explicit syncs such as ``torch.cuda.synchronize`` (invisible to
+``torch.cuda.set_sync_debug_mode``), and callables like ``Tensor.__bool__`` that only mark the scalar read they
+make as their rule's. On CUDA, torch's sync debug mode is a second signal: a sync it reports that no catalogue op
+explains is recorded under the catalogue's catch-all rule.
 
 The patches are installed while at least one guard is active on any thread and removed with the last one.
 Every wrapper checks the calling thread and task first, so unguarded code only pays one context lookup.
@@ -23,8 +23,8 @@ from synchunt.guard import scope
 from synchunt.guard.classify import on_device
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.reporting import report, run_and_report
+from synchunt.rules import RULES, PatchEffect, catch_all_rule
 
-_HOST_READS = ("tolist", "cpu", "numpy")
 _SYNC_DEBUG_MESSAGE = "called a synchronizing CUDA operation"
 
 
@@ -33,30 +33,35 @@ def _describe_tensor(tensor: torch.Tensor) -> str:
     return f"self={str(tensor.dtype).removeprefix('torch.')}[{shape}] {tensor.device}"
 
 
-def _host_read(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+def _reporting(rule: str, op: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Report ``rule`` for each call on a guarded thread. A call on a tensor (a host read) is latent when the
+    tensor is not on a device, and the copy it dispatches is the same sync (not reported again)."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         flags = scope.FLAGS
         active = scope.active_entries()
         if not active or flags.suppress:
-            return original(self, *args, **kwargs)
+            return original(*args, **kwargs)
+        tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
 
         def run() -> Any:
             flags.suppress += 1
             try:
-                return original(self, *args, **kwargs)
+                return original(*args, **kwargs)
             finally:
                 flags.suppress -= 1
 
-        return run_and_report(active, run, "SH201", f"Tensor.{name}", latent=not on_device(self),
-                              detail=_describe_tensor(self), source="method", raw=capture_stack())
+        return run_and_report(active, run, rule, op, latent=tensor is not None and not on_device(tensor),
+                              detail=_describe_tensor(tensor) if tensor is not None else "",
+                              source="method" if tensor is not None else "explicit", raw=capture_stack())
 
-    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", op)
     wrapper.__doc__ = original.__doc__
     return wrapper
 
 
-def _truthiness(original: Callable[..., bool]) -> Callable[..., bool]:
-    def wrapper(*args: Any, **kwargs: Any) -> bool:
+def _marking(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The scalar read made inside the call is the marking rule's (truthiness), not a generic scalar read."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         flags = scope.FLAGS
         flags.truthiness += 1
         try:
@@ -65,19 +70,6 @@ def _truthiness(original: Callable[..., bool]) -> Callable[..., bool]:
             flags.truthiness -= 1
 
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "__bool__")
-    wrapper.__doc__ = original.__doc__
-    return wrapper
-
-
-def _explicit_sync(rule: str, op: str, original: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        active = scope.active_entries()
-        if not active:
-            return original(*args, **kwargs)
-        return run_and_report(active, lambda: original(*args, **kwargs), rule, op, latent=False, detail="",
-                              source="explicit", raw=capture_stack())
-
-    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", op)
     wrapper.__doc__ = original.__doc__
     return wrapper
 
@@ -125,9 +117,10 @@ class _SyncDebugSignal:
         active = scope.active_entries()
         if active:
             flags = scope.FLAGS
-            # A warning raised while a reported op or method runs is that same sync.
+            # A warning raised while a reported op or patched call runs is that same sync; any other is a sync
+            # no catalogue op or patch explained: recorded under the catch-all rule, at the user's line.
             if not flags.suppress and not flags.in_reported:
-                report(active, "SH109", "unclassified", latent=False,
+                report(active, catch_all_rule().code, "unclassified", latent=False,
                        detail="reported by torch.cuda sync debug mode", source="sync-debug", raw=capture_stack())
             return
         if not self.drop_unguarded:
@@ -146,31 +139,26 @@ class _SyncDebugSignal:
 
 
 class Patches:
-    """The Python-level patches, installed on construction and removed by :meth:`undo`."""
+    """The catalogue's guard patches (and on CUDA the sync-debug signal), installed on construction."""
 
     def __init__(self) -> None:
-        patches = [_AttributePatch(torch.Tensor, name, lambda original, n=name: _host_read(n, original))
-                   for name in _HOST_READS]
-        patches += [_AttributePatch(torch.Tensor, "__bool__", _truthiness),
-                    _AttributePatch(torch.Tensor, "is_nonzero", _truthiness),
-                    _AttributePatch(torch, "is_nonzero", _truthiness)]
-        self._sync_debug: _SyncDebugSignal | None = None
-        if torch.cuda.is_available():
-            patches += [
-                _AttributePatch(torch.cuda, "synchronize",
-                                lambda f: _explicit_sync("SH301", "torch.cuda.synchronize", f)),
-                _AttributePatch(torch.cuda.Event, "synchronize",
-                                lambda f: _explicit_sync("SH302", "Event.synchronize", f)),
-                _AttributePatch(torch.cuda.Stream, "synchronize",
-                                lambda f: _explicit_sync("SH303", "Stream.synchronize", f)),
-            ]
-            accelerator = getattr(torch, "accelerator", None)
-            if accelerator is not None and hasattr(accelerator, "synchronize"):
-                patches.append(_AttributePatch(
-                    accelerator, "synchronize",
-                    lambda f: _explicit_sync("SH301", "torch.accelerator.synchronize", f)))
-            self._sync_debug = _SyncDebugSignal()
+        cuda = torch.cuda.is_available()
+        patches = []
+        for rule in RULES:
+            for patch in rule.guard_patches:
+                if patch.needs_cuda and not cuda:
+                    continue
+                owner = _resolve_owner(patch.target)
+                name = patch.target.rsplit(".", 1)[1]
+                if owner is None or not hasattr(owner, name):  # not in this torch build
+                    continue
+                if patch.effect is PatchEffect.MARK:
+                    patches.append(_AttributePatch(owner, name, _marking))
+                else:
+                    patches.append(_AttributePatch(
+                        owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
         self._patches = patches
+        self._sync_debug = _SyncDebugSignal() if cuda else None
 
     def undo(self) -> None:
         for patch in reversed(self._patches):
@@ -179,3 +167,17 @@ class Patches:
         if self._sync_debug is not None:
             self._sync_debug.undo()
             self._sync_debug = None
+
+
+def _resolve_owner(target: str) -> Any:
+    """The object that holds the patched attribute: ``torch.Tensor`` for ``"torch.Tensor.tolist"``."""
+    parts = target.split(".")
+    if parts[0] != "torch":
+        raise ValueError(f"guard patch {target!r} is not under torch")
+    owner: Any = torch
+    for part in parts[1:-1]:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            return None
+    return owner
+

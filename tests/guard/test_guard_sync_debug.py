@@ -55,7 +55,7 @@ def test_warnings_add_records_for_unflagged_ops_on_the_guarded_thread_only(debug
         assert warnings.showwarning is original_showwarning
         assert not [entry for entry in warnings.filters if entry[1] is not None and entry[1].pattern == MESSAGE]
     assert [(r.rule, r.op, r.source, r.latent) for r in recorder.syncs] == [
-        ("SH109", "unclassified", "sync-debug", False),
+        ("SH300", "unclassified", "sync-debug", False),
     ]
     assert recorder.syncs[0].filename == __file__
     assert [str(w.message) for w in shown] == ["unrelated"]
