@@ -22,7 +22,8 @@ from typing import Any
 import torch
 
 from synchunt.guard import scope
-from synchunt.guard.classify import OpCall, Predicate, classify, describe_call, is_latent
+from synchunt.guard.call import OpCall, describe_call, is_latent
+from synchunt.guard.classify import Predicate, classify
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.reporting import op_name, run_and_report
 

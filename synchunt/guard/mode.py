@@ -13,7 +13,8 @@ from typing import Any
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from synchunt.guard import scope
-from synchunt.guard.classify import OpCall, classify, describe_call, is_latent
+from synchunt.guard.call import OpCall, describe_call, is_latent
+from synchunt.guard.classify import classify
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.kernels import Table
 from synchunt.guard.reporting import op_name, run_and_report

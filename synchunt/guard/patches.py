@@ -13,6 +13,7 @@ Every wrapper checks the calling thread and task first, so unguarded code only p
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -20,10 +21,11 @@ from typing import Any
 import torch
 
 from synchunt.guard import scope
-from synchunt.guard.classify import on_device
+from synchunt.guard.call import on_device
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.reporting import report, run_and_report
 from synchunt.rules import RULES, PatchEffect, catch_all_rule
+from synchunt.rules.reviewed import NOT_HOST_SYNC_CALLS
 
 _SYNC_DEBUG_MESSAGE = "called a synchronizing CUDA operation"
 
@@ -70,6 +72,21 @@ def _marking(original: Callable[..., Any]) -> Callable[..., Any]:
             flags.truthiness -= 1
 
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "__bool__")
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
+def _quiet(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A reviewed call whose host reads are not syncs: nothing it does is reported."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        flags = scope.FLAGS
+        flags.suppress += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            flags.suppress -= 1
+
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "wrapper")
     wrapper.__doc__ = original.__doc__
     return wrapper
 
@@ -157,6 +174,10 @@ class Patches:
                 else:
                     patches.append(_AttributePatch(
                         owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
+        for call in NOT_HOST_SYNC_CALLS:
+            owner, name = _resolve_owner(call.target), call.target.rsplit(".", 1)[1]
+            if owner is not None and hasattr(owner, name):
+                patches.append(_AttributePatch(owner, name, _quiet))
         self._patches = patches
         self._sync_debug = _SyncDebugSignal() if cuda else None
 
@@ -175,8 +196,10 @@ def _resolve_owner(target: str) -> Any:
     if parts[0] != "torch":
         raise ValueError(f"guard patch {target!r} is not under torch")
     owner: Any = torch
-    for part in parts[1:-1]:
-        owner = getattr(owner, part, None)
+    for depth, part in enumerate(parts[1:-1], start=2):
+        # A loaded module wins over a same-named attribute (torch.optim.adam is also a function there).
+        module = sys.modules.get(".".join(parts[:depth]))
+        owner = module if module is not None else getattr(owner, part, None)
         if owner is None:
             return None
     return owner

@@ -79,6 +79,10 @@ OUTPUT_SIZE_CASES: tuple[Case, ...] = (
           None, lambda t: torch.histc(t.x, bins=4, min=0.0, max=1.0)),
     _case("ctc-loss-tensor-lengths", _NATIVE + "LossCTC.cpp ctc_loss(Tensor lengths): lengths.to(kCPU)",
           "SH201", lambda t: _ctc(t, lengths_as_tensors=True)),
+    _case("quantile", _NATIVE + "Sorting.cpp quantile_out_impl: the q range check runs only on the CPU, "
+          "to avoid synchronizing an accelerator", None, lambda t: torch.quantile(t.x, 0.5)),
+    _case("std-all-reduce", _NATIVE + "ReduceOps.cpp std_var_out: only a CPU result takes std_var_all_cpu", None,
+          lambda t: t.grid.std()),
     _case("multinomial-one-sample", _NATIVE + "Distributions.cpp multinomial_out: _assert_async checks "
           "(pytorch PR #134818)", None, lambda t: torch.multinomial(t.probs, 1)),
     _case("multinomial-without-replacement", _NATIVE + "Distributions.cpp multinomial_out: _assert_async "

@@ -25,6 +25,13 @@ def _parameters(t: Inputs) -> list[torch.nn.Parameter]:
     return weights
 
 
+def _optimizer_step(t: Inputs, make: type[torch.optim.Optimizer]) -> None:
+    weights = _parameters(t)
+    optimizer = make(weights, lr=0.1)
+    optimizer.step()
+    optimizer.step()
+
+
 def _normal(t: Inputs, *, validate: bool) -> Normal:
     return Normal(t.x, t.probs, validate_args=validate)
 
@@ -70,5 +77,12 @@ CASES: tuple[Case, ...] = (
     _case("categorical-sample", "pytorch torch/distributions/categorical.py Categorical.sample: multinomial "
           "with replacement (checked with _assert_async)", None,
           lambda t: Categorical(probs=t.probs, validate_args=False).sample()),
+    _case("adam-step", "pytorch torch/optim/adam.py _init_group (note: [special device hosting for step]: "
+          "`step` stays on the CPU unless capturable or fused)", None,
+          lambda t: _optimizer_step(t, torch.optim.Adam)),
+    _case("adamw-step", "pytorch torch/optim/adam.py _init_group (AdamW is Adam with decoupled decay)", None,
+          lambda t: _optimizer_step(t, torch.optim.AdamW)),
+    _case("sgd-step", "pytorch torch/optim/sgd.py _single_tensor_sgd / _multi_tensor_sgd: no host read", None,
+          lambda t: _optimizer_step(t, torch.optim.SGD)),
     *_explicit_waits(),
 )

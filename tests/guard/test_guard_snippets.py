@@ -125,8 +125,8 @@ def test_sync_free_snippet_is_not_reported(snippet: str) -> None:
 
 @pytest.mark.parametrize(
     ("snippet", "op"),
-    [("x[mask]", "aten::index"), ("y[mask] = six_values", "aten::index_put_"), ("scalar.item()",
-     "aten::_local_scalar_dense"), ("torch.where(mask)", "aten::nonzero_numpy"), ("torch.unique(indices)",
+    [("x[mask]", "aten::index"), ("y[mask] = six_values", "aten::index_put_"), ("scalar.item()", "aten::item"),
+     ("torch.where(mask)", "aten::where"), ("torch.unique(indices)",
      "aten::_unique2"), ("x.tolist()", "Tensor.tolist")],
 )
 def test_the_outer_op_names_the_sync(snippet: str, op: str) -> None:
