@@ -3,8 +3,8 @@
 ``PreDispatch`` sits above autograd and is in no tensor's key set; a guarded thread adds it to its
 thread-local include set, so only that thread reaches these kernels, and every other op passes through
 ATen's no-op C++ fallback for the key (about 1.4 µs instead of a Python round trip per op). Above autograd
-the guard sees the op the user called in every grad mode — ``aten::item``, ``aten::one_hot``,
-``aten::linalg_inv`` — before any composite decomposes, and autograd still records it, since the kernel
+the guard sees the op the user called in every grad mode (``t.item()`` as itself, a composite before it
+decomposes), and autograd still records it, since the kernel
 re-enters the dispatcher below ``PreDispatch`` instead of below autograd. An op runs with ``PreDispatch``
 excluded, so what it calls inside (a CPU kernel's own host reads) is not reported again; ops the catalogue
 does not list keep their internals visible, which is how a composite's inner sync is still found.

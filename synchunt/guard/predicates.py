@@ -73,7 +73,7 @@ def not_truthiness(call: OpCall) -> bool:
 
 def _copy_ends(call: OpCall) -> tuple[torch.Tensor | None, str | None, torch.Tensor | None, str | None]:
     """(source, source device type, destination tensor if allocated, destination device type)."""
-    if call.func.overloadpacket is torch.ops.aten._to_copy:
+    if call.arg("src") is None:  # a copy that allocates its result (``_to_copy``), not one into ``self``
         source = call.arg("self")
         if not isinstance(source, torch.Tensor):  # a wrapped number arrives as a Python scalar
             return None, None, None, None
