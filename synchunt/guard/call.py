@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import torch
@@ -12,27 +10,47 @@ import torch
 HOST_DEVICE_TYPES = frozenset({"cpu", "meta"})
 
 
-@cache
-def _schema_slots(func: torch._ops.OpOverload) -> dict[str, tuple[int, bool, Any]]:
-    """Argument name → (position, keyword-only, default) from the op's schema, computed once per overload."""
+Slots = dict[str, tuple[int, bool, Any]]
+
+
+def schema_slots(func: torch._ops.OpOverload) -> Slots:
+    """Argument name → (position, keyword-only, default) from the op's schema (computed once per kernel)."""
     return {argument.name: (position, argument.kwarg_only,
                             argument.default_value if argument.has_default_value() else None)
             for position, argument in enumerate(func._schema.arguments)}
 
 
-@dataclass(frozen=True)
-class OpCall:
-    """One intercepted aten call, with its arguments bound by name through the op's schema."""
+_SLOTS: dict[str, Slots] = {}
 
-    func: torch._ops.OpOverload
-    args: tuple[Any, ...]
-    kwargs: Mapping[str, Any]
+
+def _slots_of(func: torch._ops.OpOverload) -> Slots:
+    name = func._name + "." + func._overloadname  # a string key: OpOverload hashes in Python
+    slots = _SLOTS.get(name)
+    if slots is None:
+        slots = _SLOTS[name] = schema_slots(func)
+    return slots
+
+
+class OpCall:
+    """One intercepted aten call, with its arguments bound by name through the op's schema.
+
+    ``memo`` lets predicates that share a derived fact (a copy's two ends) compute it once per call.
+    """
+
+    __slots__ = ("_slots", "args", "func", "kwargs", "memo")
+
+    def __init__(self, func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                 slots: Slots | None = None) -> None:
+        self.func, self.args, self.kwargs = func, args, kwargs
+        self._slots = slots if slots is not None else _slots_of(func)
+        self.memo: dict[str, Any] = {}
 
     def arg(self, name: str) -> Any:
         """A schema argument by name: passed by keyword, positionally, or its default."""
-        if name in self.kwargs:
-            return self.kwargs[name]
-        slot = _schema_slots(self.func).get(name)
+        kwargs = self.kwargs
+        if kwargs and name in kwargs:
+            return kwargs[name]
+        slot = self._slots.get(name)
         if slot is None:
             return None
         position, kwarg_only, default = slot
@@ -43,7 +61,7 @@ class OpCall:
     @property
     def bound(self) -> dict[str, Any]:
         """Every schema argument by name."""
-        return {name: self.arg(name) for name in _schema_slots(self.func)}
+        return {name: self.arg(name) for name in self._slots}
 
     def tensors(self) -> list[torch.Tensor]:
         found: list[torch.Tensor] = []

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from synchunt.guard import scope
-from synchunt.guard.call import OpCall, describe_call, is_latent
+from synchunt.guard.call import OpCall, describe_call, is_latent, schema_slots
 from synchunt.guard.classify import Predicate, classify
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.reporting import op_name, run_and_report
@@ -37,12 +37,12 @@ _PYTHON_KEY = torch._C.DispatchKey.Python
 Table = Mapping[torch._ops.OpOverload, tuple[tuple[str, Predicate], ...]]
 
 
-def _below(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run ``func`` with ``PreDispatch`` excluded on this thread: nothing it calls reaches the guard."""
+def _below(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``op`` with ``PreDispatch`` excluded on this thread: nothing it calls reaches the guard."""
     previous = _is_excluded(KEY)
     _set_excluded(KEY, True)
     try:
-        return func(*args, **kwargs)
+        return op(*args, **kwargs)
     finally:
         _set_excluded(KEY, previous)
 
@@ -56,22 +56,25 @@ def make_kernel(func: torch._ops.OpOverload, entries: tuple[tuple[str, Predicate
                 idle: Callable[[], None]) -> Callable[..., Any]:
     """The ``PreDispatch`` kernel of one overload; ``entries`` empty means a reviewed op that never syncs."""
 
+    slots = schema_slots(func)
+    op = func._op  # the C++ entry point, without OpOverload.__call__'s Python frame
+
     def kernel(keyset: torch._C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         active = scope.active_entries()
         if not active:
             idle()
-            return _below(func, args, kwargs)
+            return _below(op, args, kwargs)
         if scope.FLAGS.suppress or not entries:
-            return _below(func, args, kwargs)
-        call = OpCall(func, args, kwargs)
+            return _below(op, args, kwargs)
+        call = OpCall(func, args, kwargs, slots)
         code = classify(call, entries)
         if code is None:
-            return _below(func, args, kwargs)
+            return _below(op, args, kwargs)
         if _has_python_key(call):
             return func.redispatch(keyset.remove(KEY), *args, **kwargs)
         # Capture before running: the op may free its inputs; describe them while they are intact.
         detail, latent, raw = describe_call(call), is_latent(call), capture_stack()
-        return run_and_report(active, lambda: _below(func, args, kwargs), code, op_name(func), latent=latent,
+        return run_and_report(active, lambda: _below(op, args, kwargs), code, op_name(func), latent=latent,
                               detail=detail, source="dispatch", raw=raw)
 
     kernel.__name__ = kernel.__qualname__ = f"synchunt_guard_{func.__name__}"

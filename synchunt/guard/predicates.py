@@ -72,7 +72,14 @@ def not_truthiness(call: OpCall) -> bool:
 
 
 def _copy_ends(call: OpCall) -> tuple[torch.Tensor | None, str | None, torch.Tensor | None, str | None]:
-    """(source, source device type, destination tensor if allocated, destination device type)."""
+    """(source, source device type, destination tensor if allocated, destination device type), once per call."""
+    ends = call.memo.get("copy-ends")
+    if ends is None:
+        ends = call.memo["copy-ends"] = _find_copy_ends(call)
+    return ends
+
+
+def _find_copy_ends(call: OpCall) -> tuple[torch.Tensor | None, str | None, torch.Tensor | None, str | None]:
     if call.arg("src") is None:  # a copy that allocates its result (``_to_copy``), not one into ``self``
         source = call.arg("self")
         if not isinstance(source, torch.Tensor):  # a wrapped number arrives as a Python scalar
