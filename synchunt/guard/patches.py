@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -92,13 +92,22 @@ def _quiet(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class _AttributePatch:
-    """Replace ``owner.name`` and put back exactly what was there (own attribute or inherited)."""
+    """Replace ``owner.name`` and put back exactly what was there (own attribute or inherited).
+
+    The wrapper made for an original is kept and reused, so entering a guard again only sets attributes.
+    """
+
+    _made: ClassVar[dict[tuple[int, str], tuple[Any, Any]]] = {}
 
     def __init__(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
         self.owner, self.name = owner, name
         self.had_own = name in vars(owner)
         self.saved = vars(owner)[name] if self.had_own else None
-        setattr(owner, name, make(getattr(owner, name)))
+        original = getattr(owner, name)
+        known = self._made.get((id(owner), name))
+        if known is None or known[0] is not original:
+            known = self._made[(id(owner), name)] = (original, make(original))
+        setattr(owner, name, known[1])
 
     def undo(self) -> None:
         if self.had_own:
@@ -155,31 +164,38 @@ class _SyncDebugSignal:
                 mutated()
 
 
+PatchPlan = list[tuple[Any, str, Callable[[Any], Any]]]
+_PLAN: PatchPlan | None = None
+
+
+def _plan() -> PatchPlan:
+    """(owner, attribute, wrapper factory) for every patch this torch build has, resolved once."""
+    global _PLAN
+    if _PLAN is None:
+        cuda, plan = torch.cuda.is_available(), []
+        for rule in RULES:
+            for patch in rule.guard_patches:
+                owner, name = _resolve_owner(patch.target), patch.target.rsplit(".", 1)[1]
+                if (patch.needs_cuda and not cuda) or owner is None or not hasattr(owner, name):
+                    continue  # not in this torch build, or needs CUDA
+                if patch.effect is PatchEffect.MARK:
+                    plan.append((owner, name, _marking))
+                else:
+                    plan.append((owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
+        for call in NOT_HOST_SYNC_CALLS:
+            owner, name = _resolve_owner(call.target), call.target.rsplit(".", 1)[1]
+            if owner is not None and hasattr(owner, name):
+                plan.append((owner, name, _quiet))
+        _PLAN = plan
+    return _PLAN
+
+
 class Patches:
     """The catalogue's guard patches (and on CUDA the sync-debug signal), installed on construction."""
 
     def __init__(self) -> None:
-        cuda = torch.cuda.is_available()
-        patches = []
-        for rule in RULES:
-            for patch in rule.guard_patches:
-                if patch.needs_cuda and not cuda:
-                    continue
-                owner = _resolve_owner(patch.target)
-                name = patch.target.rsplit(".", 1)[1]
-                if owner is None or not hasattr(owner, name):  # not in this torch build
-                    continue
-                if patch.effect is PatchEffect.MARK:
-                    patches.append(_AttributePatch(owner, name, _marking))
-                else:
-                    patches.append(_AttributePatch(
-                        owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
-        for call in NOT_HOST_SYNC_CALLS:
-            owner, name = _resolve_owner(call.target), call.target.rsplit(".", 1)[1]
-            if owner is not None and hasattr(owner, name):
-                patches.append(_AttributePatch(owner, name, _quiet))
-        self._patches = patches
-        self._sync_debug = _SyncDebugSignal() if cuda else None
+        self._patches = [_AttributePatch(owner, name, make) for owner, name, make in _plan()]
+        self._sync_debug = _SyncDebugSignal() if torch.cuda.is_available() else None
 
     def undo(self) -> None:
         for patch in reversed(self._patches):
