@@ -58,6 +58,23 @@ def parse_call_stack(text: str) -> list[Frame]:
     return frames
 
 
+@dataclass(frozen=True)
+class SiteCount:
+    """How many syncs of one rule and op one site had (a trace's site line is the function's first line unless
+    resolved; a guard's is the line that synced)."""
+
+    rule: str
+    op: str
+    file: str | None
+    line: int | None
+    function: str | None
+    count: int
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
 def site_label(frame: Frame | None, op: str) -> str:
     """What outputs call a sync's site: ``file:line function``, or ``<no Python frame> op``."""
     return frame.label if frame is not None and frame.file else f"{NO_FRAME} {op}"
@@ -68,7 +85,7 @@ def site_key(file: str | None, function: str | None) -> str:
     gate's baselines and comparisons match sites; :data:`NO_FRAME` without a Python frame."""
     if not file:
         return NO_FRAME
-    return f"{file}:{function or ''}"
+    return f"{file}:{function or '?'}"
 
 
 def split_annotations(names: Sequence[str]) -> tuple[list[str], str | None]:
@@ -80,6 +97,11 @@ def split_annotations(names: Sequence[str]) -> tuple[list[str], str | None]:
 
 def scope_label(scope: str | None) -> str:
     return scope or NO_SCOPE
+
+
+def natural_key(text: str) -> list[object]:
+    """Sort key that puts ``layer_2`` before ``layer_10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 @cache

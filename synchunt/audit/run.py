@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synchunt.audit.agreement import compare_signals
-from synchunt.audit.model import ROLES, Agreement, AuditResult, Cell, Signal, Site
+from synchunt.audit.model import ROLES, Agreement, AuditResult, Cell, Signal
 from synchunt.capture import CaptureSettings, Target, capture
 from synchunt.errors import TargetError, UsageError
+from synchunt.sites import SiteCount
 
 if TYPE_CHECKING:
     from workloads.registry import Workload
@@ -138,13 +139,14 @@ def _trace_signal(workload: Workload, params: Any, device: str, folder: Path, se
                     setup=lambda: workload.setup(params), step=workload.step, thread_name=workload.thread_name,
                     params=dataclasses.asdict(params), device=device)
     path = capture(target, folder, settings).path
-    syncs = analyze(path, mode=trace_mode, thread=workload.thread_name).syncs
-    sites = Counter((r.rule, r.op, r.file or None, _line(r.line), r.function or None)
-                    for r in syncs.itertuples(index=False))
-    confirmed = int(syncs["confirmed"].sum()) if len(syncs) else 0
-    return Signal(syncs=len(syncs), confirmed=confirmed, latent=len(syncs) - confirmed,
-                  rules=dict(Counter(syncs["rule"].astype(str))) if len(syncs) else {},
-                  sites=tuple(Site(*key, count=n) for key, n in sites.most_common()), mode=trace_mode), path
+    records = analyze(path, mode=trace_mode, thread=workload.thread_name).records
+    sites = Counter((r.rule, r.op, r.call_site.file if r.call_site else None,
+                     r.call_site.line if r.call_site else None, r.call_site.function if r.call_site else None)
+                    for r in records)
+    confirmed = sum(1 for r in records if r.confirmed)
+    return Signal(syncs=len(records), confirmed=confirmed, latent=len(records) - confirmed,
+                  rules=dict(Counter(r.rule for r in records)),
+                  sites=tuple(SiteCount(*key, count=n) for key, n in sites.most_common()), mode=trace_mode), path
 
 
 def _guard_signal(workload: Workload, params: Any, settings: CaptureSettings, mode: str) -> Signal:
@@ -162,15 +164,8 @@ def _guard_signal(workload: Workload, params: Any, settings: CaptureSettings, mo
     latent = sum(1 for r in records if r.latent)
     return Signal(syncs=len(records), confirmed=len(records) - latent, latent=latent,
                   rules=dict(Counter(r.rule for r in records)),
-                  sites=tuple(Site(*key, count=n) for key, n in sites.most_common()),
+                  sites=tuple(SiteCount(*key, count=n) for key, n in sites.most_common()),
                   mode=mode)
-
-
-def _line(value: Any) -> int | None:
-    try:
-        return None if value is None or value != value else int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 @contextlib.contextmanager

@@ -29,7 +29,10 @@ ThreadOpt = Annotated[str | None, typer.Option("--thread", help="Only syncs on t
 ScopeOpt = Annotated[str | None, typer.Option("--scope", help="Only syncs inside this record_function scope.")]
 ModeOpt = Annotated[Mode, typer.Option("--mode", help="confirmed: runtime evidence; latent: would sync on a GPU; "
                                        "auto: by whether the trace has device activity.")]
-OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
+OutputOpt = Annotated[Path | None, typer.Option(
+    "--output", "-o", help="Write to this file instead of stdout (never one of the inputs; an existing file only "
+    "with --force).")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Let --output replace an existing file.")]
 SkipOpt = Annotated[list[str] | None, typer.Option(
     "--skip-package", help="Also treat frames from this top-level package as library code when picking the call "
     "site (repeatable; torch, synchunt, site-packages and the standard library are always skipped).")]

@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from synchunt.cli.analysis import AnalysisFormat, FormatOpt, frame_filter
-from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, SkipOpt, ThreadOpt, app
-from synchunt.cli.output import emit_analysis
+from synchunt.cli.app import ForceOpt, Mode, ModeOpt, OutputOpt, ScopeOpt, SkipOpt, ThreadOpt, app
+from synchunt.cli.output import emit, note
+from synchunt.render.analysis import ANALYSIS_FORMATS
 
 
 @app.command("profile", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -25,24 +26,25 @@ def profile_command(
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
     mode: ModeOpt = Mode.auto,
-    output_format: FormatOpt = AnalysisFormat.text,
+    output_format: FormatOpt = AnalysisFormat(ANALYSIS_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
+    force: ForceOpt = False,
     skip_package: SkipOpt = None,
 ) -> None:
     """Run TARGET under torch.profiler, save the trace, then analyze it (e.g. `synchunt profile hicache-dcp
     --impl masked --device cpu`)."""
     from synchunt.attribute import analyze
     from synchunt.capture import CaptureSettings, capture, parse_extra_options, resolve_target
-    from synchunt.cli.output import console, write_report
+    from synchunt.cli.report import default_report_path, write_report
     from synchunt.trace import load_trace
 
     resolved = resolve_target(target, parse_extra_options(list(ctx.args)), small=small)
     captured = capture(resolved, out, CaptureSettings(warmup=warmup, iterations=iterations))
-    console(stderr=True).print(f"trace: {captured.path}", highlight=False)
+    note(f"trace: {captured.path}")
     trace = load_trace(captured.path)  # parsed once for the analysis and the report
     result = analyze(trace, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package))
     if report:
-        write_report(result, trace)
-    emit_analysis(result, output_format.value, output)
+        note(f"report: {write_report(result, [trace], default_report_path(trace.path))}")
+    emit(ANALYSIS_FORMATS, output_format.value, result, output, inputs=[captured.path], force=force)
 
 

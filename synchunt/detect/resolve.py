@@ -25,9 +25,9 @@ def resolve(op: str, ancestors: Sequence[str], *, direction: str | None = None,
     """The rule for a sync caused by ``op`` inside ``ancestors`` (innermost first), and the enclosing op it is
     charged to, if any (reads under one call of that op are one sync of the user's code).
 
-    Patterns that require an enclosing op win over plain ones (``aten::nonzero`` under ``aten::index`` is
-    boolean-mask indexing, not a bare ``nonzero``); a host read or copy inside a cause or anchor op is charged to
-    that op (a copy inside ``unique`` is ``unique``'s sync); copies are split by ``direction`` (``"DtoH"``,
+    A host read or copy inside a cause or anchor op is charged to that op (a copy inside ``unique`` is ``unique``'s
+    sync); then patterns that require an enclosing op win over plain ones (``aten::nonzero`` under ``aten::index``
+    is boolean-mask indexing, not a bare ``nonzero``); copies are split by ``direction`` (``"DtoH"``,
     ``"HtoD"``); ``latent_only`` leaves out what a CPU-only trace cannot show (copies).
     """
     patterns = trace_ops_named(op)
@@ -35,15 +35,15 @@ def resolve(op: str, ancestors: Sequence[str], *, direction: str | None = None,
     is_copy = OpRole.COPY in roles
     if is_copy and latent_only:
         return None, None
-    for pattern, rule in patterns:
-        if pattern.under is not None and pattern.under in ancestors and (pattern.latent or not latent_only) \
-                and (pattern.role is not OpRole.COPY or rule.copy_direction == direction):
-            return rule, pattern.under
-    if roles & set(_HOST_READS):
+    if roles & set(_HOST_READS):  # `.cpu()` inside `bincount` is bincount's read, whatever its own pattern says
         for ancestor in ancestors:
             outer = _explaining_rule(ancestor, latent_only)
             if outer is not None:
                 return outer, ancestor
+    for pattern, rule in patterns:
+        if pattern.under is not None and pattern.under in ancestors and (pattern.latent or not latent_only) \
+                and (pattern.role is not OpRole.COPY or rule.copy_direction == direction):
+            return rule, pattern.under
     if is_copy:
         rule = next((rule for pattern, rule in patterns if pattern.role is OpRole.COPY and pattern.under is None
                      and direction is not None and rule.copy_direction == direction), None)

@@ -7,9 +7,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import pandas as pd
-
-from synchunt.attribute import Analysis
+from synchunt.attribute import Analysis, Sync
 from synchunt.errors import UsageError
 from synchunt.gate.baseline import Baseline, BaselineEntry, sync_key
 
@@ -41,8 +39,8 @@ class EntryUsage:
 
 @dataclass(frozen=True, eq=False)
 class GateResult:
-    """The gate over one analysis. ``allowed_by`` gives, per row of ``analysis.syncs``, the index of the baseline
-    entry that allowed it, or ``None`` when the sync counts against ``budget``."""
+    """The gate over one analysis. ``allowed_by`` gives, per record of ``analysis.records``, the index of the
+    baseline entry that allowed it, or ``None`` when the sync counts against ``budget``."""
 
     analysis: Analysis
     budget: int
@@ -53,20 +51,18 @@ class GateResult:
     today: dt.date = field(default_factory=dt.date.today)
 
     @cached_property
-    def counted(self) -> pd.DataFrame:
+    def counted(self) -> tuple[Sync, ...]:
         """The syncs the baseline does not allow (what the budget is checked against)."""
-        mask = [index is None for index in self.allowed_by]
-        return self.analysis.syncs[pd.Series(mask, index=self.analysis.syncs.index, dtype=bool)]
+        return tuple(r for r, index in zip(self.analysis.records, self.allowed_by, strict=True) if index is None)
 
     @cached_property
-    def allowed(self) -> pd.DataFrame:
-        mask = [index is not None for index in self.allowed_by]
-        return self.analysis.syncs[pd.Series(mask, index=self.analysis.syncs.index, dtype=bool)]
+    def allowed(self) -> tuple[Sync, ...]:
+        return tuple(r for r, index in zip(self.analysis.records, self.allowed_by, strict=True) if index is not None)
 
-    @property
+    @cached_property
     def counted_analysis(self) -> Analysis:
         """The counted syncs as an analysis of their own, for the analysis renderers."""
-        return Analysis(self.analysis.traces, self.counted.reset_index(drop=True), dict(self.analysis.filters))
+        return self.analysis.with_records(self.counted)
 
     @property
     def over_budget(self) -> bool:
@@ -93,24 +89,6 @@ class GateResult:
     def exit_code(self) -> int:
         return 0 if self.passed else 1
 
-    @property
-    def headline(self) -> str:
-        """One line for logs: ``gate failed: 54 syncs counted, budget 0 (54 latent syncs on thread scheduler)``."""
-        from synchunt.attribute.verdict import verdict
-
-        counted = len(self.counted)
-        noun = "sync" if counted == 1 else "syncs"
-        text = f"gate {'passed' if self.passed else 'failed'}: {counted} {noun} counted, budget {self.budget}"
-        if counted:
-            text += f" ({verdict(self.counted_analysis)})"
-        if len(self.allowed):
-            text += f"; {len(self.allowed)} allowed by the baseline"
-        problems = [f"{len(group)} {name} baseline {'entry' if len(group) == 1 else 'entries'}"
-                    for name, group in (("stale", self.stale_entries), ("expired", self.expired_entries)) if group]
-        if problems:
-            text += "; " + ", ".join(problems) + (" (--strict)" if self.strict else "")
-        return text
-
 
 def evaluate(analysis: Analysis, *, max_syncs: int = 0, baseline: Baseline | None = None, strict: bool = False,
              today: dt.date | None = None) -> GateResult:
@@ -121,12 +99,12 @@ def evaluate(analysis: Analysis, *, max_syncs: int = 0, baseline: Baseline | Non
     today = today or dt.date.today()
     entries = baseline.entries if baseline else ()
     positions = {entry.key: position for position, entry in enumerate(entries)}
-    syncs = analysis.syncs
-    allowed_by: list[int | None] = [None] * len(syncs)
+    records = analysis.records
+    allowed_by: list[int | None] = [None] * len(records)
     matched = [0] * len(entries)
     allowed = [0] * len(entries)
-    keys = [sync_key(row) for row in syncs.itertuples(index=False)]
-    times = list(zip(syncs["trace"].astype(str), syncs["ts_us"].astype(float), strict=True))
+    keys = [sync_key(record) for record in records]
+    times = [(record.trace, record.ts_us) for record in records]
     for row_number in sorted(range(len(keys)), key=times.__getitem__):
         position = positions.get(keys[row_number])
         if position is None:

@@ -4,14 +4,12 @@ syncs, plus one problem per stale or expired baseline entry, located at the entr
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
-import pandas as pd
-
-from synchunt.attribute.verdict import compress_scopes, format_us
-from synchunt.gate.baseline import NO_FRAME_SITE, call_site_key
+from synchunt.attribute import Sync
+from synchunt.findings import Confidence, Finding, Severity
 from synchunt.gate.evaluate import EntryUsage, GateResult
-from synchunt.output import Confidence, Finding, Severity
+from synchunt.render.text import label
+from synchunt.render.units import compress_scopes, format_us
 from synchunt.rules import get_rule
 
 STALE_CODE = "baseline-stale"
@@ -26,48 +24,40 @@ def gate_findings(result: GateResult) -> list[Finding]:
     return sorted(findings, key=lambda finding: finding.sort_key)
 
 
-def describe_sync(row: Any) -> str:
-    """One line per sync for listings: ``SH101 aten::nonzero at file:line function [scope] (latent, 49.8 µs)``."""
-    where = f"{row.file}:{row.line} {row.function}" if isinstance(row.file, str) and row.file else NO_FRAME_SITE
-    scope = f" [{row.scope}]" if row.scope else ""
-    evidence = "confirmed" if row.confirmed else "latent"
-    return f"{row.rule} {row.op} at {where}{scope} ({evidence}, {format_us(float(row.stall_us))})"
-
-
-def _sync_findings(syncs: pd.DataFrame, severity: Severity) -> list[Finding]:
-    if syncs.empty:
-        return []
+def _sync_findings(syncs: tuple[Sync, ...], severity: Severity) -> list[Finding]:
+    groups: dict[tuple[str, str], list[Sync]] = {}
+    for sync in syncs:
+        groups.setdefault((sync.site_key, sync.rule), []).append(sync)
     findings = []
-    sites = [call_site_key(file, function) for file, function in zip(syncs["file"], syncs["function"], strict=True)]
-    for (_site, code), group in syncs.groupby([pd.Series(sites, index=syncs.index), syncs["rule"]], sort=True):
-        first = group.iloc[0]
-        has_frame = isinstance(first["file"], str) and bool(first["file"])
+    for (_, code), group in sorted(groups.items()):
+        first = group[0]
+        site = first.call_site
         findings.append(Finding(
             code=code,
-            message=_message(group, code, has_frame),
+            message=_message(group, code, site is not None),
             # Without a Python frame the only place to point at is the trace the sync was found in.
-            path=first["file"] if has_frame else str(first["trace"]),
-            line=int(first["line"]) if has_frame and pd.notna(first["line"]) else 1,
+            path=site.file if site else first.trace,
+            line=max(site.line, 1) if site else 1,
             severity=severity,
-            confidence=Confidence.HIGH if bool(group["confirmed"].any()) else Confidence.MEDIUM,
-            scope=first["function"] if has_frame else None,
+            confidence=Confidence.HIGH if any(s.confirmed for s in group) else Confidence.MEDIUM,
+            scope=site.function if site else None,
         ))
     return findings
 
 
-def _message(group: pd.DataFrame, code: str, has_frame: bool) -> str:
+def _message(group: list[Sync], code: str, has_frame: bool) -> str:
     rule = get_rule(code)
-    confirmed = int(group["confirmed"].sum())
+    confirmed = sum(1 for s in group if s.confirmed)
     evidence = [f"{count} {name}" for count, name in ((confirmed, "confirmed"), (len(group) - confirmed, "latent"))
                 if count]
     noun = "sync" if len(group) == 1 else "syncs"
-    ops = ", ".join(sorted(set(group["op"])))
-    threads = ", ".join(sorted(set(group["thread"].astype(str))))
+    ops = ", ".join(sorted({label(s.op) for s in group}))
+    threads = ", ".join(sorted({label(s.thread.name) for s in group}))
     text = (f"{' + '.join(evidence)} {noun} ({rule.code} {rule.name}: {ops}) on {threads}, "
-            f"stall {format_us(float(group['stall_us'].sum()))}")
-    scopes = compress_scopes(dict(Counter(scope for scope in group["scope"] if scope)), limit=3)
+            f"stall {format_us(sum(s.stall_us for s in group))}")
+    scopes = compress_scopes(dict(Counter(s.scope for s in group if s.scope)), limit=3)
     if scopes:
-        text += f"; scopes {'; '.join(scopes)}"
+        text += f"; scopes {label('; '.join(scopes))}"
     if not has_frame:
         text += "; no Python frame recorded (profile with with_stack=True to find the line)"
     return f"{text}. Fix: {rule.fix}"

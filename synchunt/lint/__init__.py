@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from synchunt.errors import UsageError
+from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.engine import ModuleLinter, build_plan
-from synchunt.output import Confidence, Finding, Severity
 from synchunt.rules import RULES, Rule
 
 PARSE_ERROR = "SH000"

@@ -12,13 +12,13 @@ import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.provenance import Classifier
 from synchunt.lint.scopes import Scope, bind_target, build_scopes, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
 from synchunt.lint.walk import FastVisitor
 from synchunt.lint.where import Where
-from synchunt.output import Confidence, Finding, Severity
 from synchunt.rules import Kind, Rule
 
 _KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})

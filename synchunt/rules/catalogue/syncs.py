@@ -19,8 +19,9 @@ SYNC_RULES: tuple[Rule, ...] = (
         "no other rule explains, under the call's own name, so that no stall is dropped.",
         why_bad="The host waited for the device here; the catalogue does not know why yet, which is itself worth "
         "a look (an extension, a new torch op, a copy whose direction the trace does not show).",
-        example="ext.reduce_and_report(x)  # an extension that calls cudaStreamSynchronize",
-        use_instead="ext.reduce_async(x, out=buf)  # keep the result on the device; read it after an event",
+        example="out = torch.ops.myext.gather_rows(table, idx)  # waits inside the op; no rule knows the op",
+        use_instead="out = torch.ops.myext.gather_rows_async(table, idx)  # keep it on the device; read after an "
+        "event",
         mechanism="The trace shows a blocking call (a stream/device/event sync, a synchronous copy, or a "
         "`cuda_sync` event of a blocking kind) whose enclosing ops match no rule.",
         fingerprint="a blocking `cuda_runtime`/`cuda_driver` call or `cuda_sync` event under no catalogue op, or "
