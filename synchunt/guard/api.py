@@ -25,12 +25,14 @@ class Watch(ContextDecorator):
     ``skip_modules`` adds module prefixes whose frames are library code (besides torch, synchunt, pytest and
     the standard library); ``stack_depth`` caps the user frames kept per record. ``latent=False`` leaves out
     latent syncs (ops on host tensors) from ``violations``, ``count`` and ``by_site``; ``syncs`` keeps them.
+    ``all_tasks=True`` counts every asyncio task of the entering thread, not only the entering task.
     """
 
     def __init__(self, *, skip_modules: Iterable[str] = (), stack_depth: int = 24,
-                 latent: bool = True) -> None:
+                 latent: bool = True, all_tasks: bool = False) -> None:
         self.frame_filter = FrameFilter.with_extra(skip_modules, max_depth=stack_depth)
         self.include_latent = latent
+        self.all_tasks = all_tasks
         self._syncs: list[SyncRecord] = []
         self._lock = threading.Lock()
         self._open: list[scope.Entry] = []  # entries not yet exited, in entry order
@@ -70,7 +72,7 @@ class Watch(ContextDecorator):
 
     # -- context manager -------------------------------------------------------------------------------------
     def __enter__(self) -> Watch:
-        entry = SESSION.enter(self)
+        entry = SESSION.enter(self, all_tasks=self.all_tasks)
         with self._lock:
             self._open.append(entry)
         return self
@@ -86,7 +88,7 @@ class Watch(ContextDecorator):
         key = scope.scope_key()
         with self._lock:
             for position in range(len(self._open) - 1, -1, -1):
-                if self._open[position].key == key:
+                if scope.covers(self._open[position].key, key):
                     return self._open.pop(position)
             return self._open.pop() if self._open else None
 
@@ -95,10 +97,10 @@ class Forbid(Watch):
     """Raises :class:`SyncError` for the region's syncs: at exit with all of them, or at the first one."""
 
     def __init__(self, *, raise_at: Literal["exit", "first"] = "exit", skip_modules: Iterable[str] = (),
-                 stack_depth: int = 24, latent: bool = True) -> None:
+                 stack_depth: int = 24, latent: bool = True, all_tasks: bool = False) -> None:
         if raise_at not in ("exit", "first"):
             raise UsageError(f"raise_at must be 'exit' or 'first', not {raise_at!r}")
-        super().__init__(skip_modules=skip_modules, stack_depth=stack_depth, latent=latent)
+        super().__init__(skip_modules=skip_modules, stack_depth=stack_depth, latent=latent, all_tasks=all_tasks)
         self.raise_at = raise_at
         self._regions: dict[scope.ScopeKey, _Region] = {}  # per entering thread and task
 
@@ -108,15 +110,16 @@ class Forbid(Watch):
             return None
         if self.raise_at == "first":
             return SyncError([record])
+        key = scope.scope_key()
         with self._lock:
-            region = self._regions.get(scope.scope_key())
+            region = self._regions.get(key) or self._regions.get((key[0], scope.ANY_TASK))
             if region is not None:
                 region.pending.append(record)
         return None
 
     def __enter__(self) -> Forbid:
         with self._lock:
-            self._regions.setdefault(scope.scope_key(), _Region()).depth += 1
+            self._regions.setdefault(scope.entry_key(self.all_tasks), _Region()).depth += 1
         super().__enter__()
         return self
 
@@ -174,15 +177,17 @@ class AllowSyncs(ContextDecorator):
         scope.remove_allowed(mine[-1])
 
 
-def watch(*, skip_modules: Iterable[str] = (), stack_depth: int = 24, latent: bool = True) -> Watch:
+def watch(*, skip_modules: Iterable[str] = (), stack_depth: int = 24, latent: bool = True,
+          all_tasks: bool = False) -> Watch:
     """Record the syncs of the calling thread and task: ``with watch() as w: ...``, then ``w.syncs``."""
-    return Watch(skip_modules=skip_modules, stack_depth=stack_depth, latent=latent)
+    return Watch(skip_modules=skip_modules, stack_depth=stack_depth, latent=latent, all_tasks=all_tasks)
 
 
 def forbid_syncs(*, raise_at: Literal["exit", "first"] = "exit", skip_modules: Iterable[str] = (),
-                 stack_depth: int = 24, latent: bool = True) -> Forbid:
+                 stack_depth: int = 24, latent: bool = True, all_tasks: bool = False) -> Forbid:
     """Raise :class:`SyncError` listing every sync of the region (at exit), or at the first one."""
-    return Forbid(raise_at=raise_at, skip_modules=skip_modules, stack_depth=stack_depth, latent=latent)
+    return Forbid(raise_at=raise_at, skip_modules=skip_modules, stack_depth=stack_depth, latent=latent,
+                  all_tasks=all_tasks)
 
 
 def allow_syncs(*, reason: str) -> AllowSyncs:

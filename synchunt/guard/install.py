@@ -76,7 +76,7 @@ class Session:
     def installed(self) -> bool:
         return self._route is not None
 
-    def enter(self, recorder: scope.Recorder) -> scope.Entry:
+    def enter(self, recorder: scope.Recorder, *, all_tasks: bool = False) -> scope.Entry:
         with self._lock:
             self._heal_current_thread()
             if self._route is None:
@@ -88,7 +88,7 @@ class Session:
                 arm = self._arms[ident] = _Arm(threading.current_thread(), self._route.arm())
             arm.entries += 1
             arm.stale = False
-        return scope.push(recorder)
+        return scope.push(recorder, all_tasks=all_tasks)
 
     def exit(self, entry: scope.Entry) -> None:
         scope.remove(entry)

@@ -30,13 +30,25 @@ class Recorder(Protocol):
     def receive(self, record: SyncRecord) -> BaseException | None: ...
 
 
-ScopeKey = tuple[int, object]  # (thread ident, asyncio task or None)
+ScopeKey = tuple[int, object]  # (thread ident, asyncio task or None, or ANY_TASK)
+ANY_TASK = "any task"  # an entry's task for a guard that counts every task of its thread
 
 
 def scope_key() -> ScopeKey:
     """The calling thread and, inside a running event loop, its current task."""
     loop = _get_running_loop()
     return threading.get_ident(), (current_task(loop) if loop is not None else None)
+
+
+def entry_key(all_tasks: bool) -> ScopeKey:
+    """The key a guard entered here counts under."""
+    key = scope_key()
+    return (key[0], ANY_TASK) if all_tasks else key
+
+
+def covers(entry: ScopeKey, key: ScopeKey) -> bool:
+    """Whether a guard entered under ``entry`` counts the syncs of ``key``'s thread and task."""
+    return entry[0] == key[0] and (entry[1] is key[1] or entry[1] == ANY_TASK)
 
 
 @dataclass(eq=False)
@@ -74,8 +86,8 @@ class CallFlags(threading.local):
 FLAGS = CallFlags()
 
 
-def push(recorder: Recorder) -> Entry:
-    entry = Entry(recorder, scope_key())
+def push(recorder: Recorder, *, all_tasks: bool = False) -> Entry:
+    entry = Entry(recorder, entry_key(all_tasks))
     _ENTRIES.set((*_ENTRIES.get(), entry))
     return entry
 
@@ -94,7 +106,7 @@ def active_entries() -> tuple[Entry, ...]:
     if not entries:
         return ()
     key = scope_key()
-    return tuple(entry for entry in entries if entry.active and entry.key == key)
+    return tuple(entry for entry in entries if entry.active and covers(entry.key, key))
 
 
 def push_allowed(reason: str) -> AllowMarker:

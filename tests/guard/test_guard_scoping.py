@@ -63,6 +63,23 @@ def test_a_guard_counts_only_the_task_that_entered_it() -> None:
     _nothing_left_installed()
 
 
+def test_all_tasks_counts_every_task_of_the_entering_thread() -> None:
+    async def child() -> None:
+        X[MASK]
+
+    async def main() -> tuple[list[str], list[str]]:
+        with watch(all_tasks=True) as everything, watch() as own:
+            await asyncio.create_task(child())
+            X.sum().item()
+        return [r.rule for r in everything.syncs], [r.rule for r in own.syncs]
+
+    assert asyncio.run(main()) == (["SH101", "SH109"], ["SH109"])
+    with pytest.raises(SyncError) as caught, forbid_syncs(all_tasks=True):
+        asyncio.run(child())  # the guard was entered outside any task
+    assert [r.rule for r in caught.value.syncs] == ["SH101"]
+    _nothing_left_installed()
+
+
 def test_forbid_in_one_task_is_not_failed_by_another_task() -> None:
     async def syncing() -> None:
         for _ in range(5):
