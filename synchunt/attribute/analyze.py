@@ -83,8 +83,8 @@ def filter_analysis(analysis: Analysis, *, thread: str | None = None, scope: str
 
 def _thread_labels(trace: Trace) -> tuple[str, ...]:
     host = trace.events["cat"].isin(vocab.HOST_CATEGORIES)
+    # Only threads with events: a name from metadata alone would let a filter select nothing and pass.
     labels = {str(t) for t in trace.events.loc[host, "tid"].unique()}
-    labels |= {str(t) for t in trace.threads["tid"]} | set(trace.threads["name"].astype(str))
     labels |= {str(trace.thread_name(p, t)) for p, t in trace.events.loc[host, ["pid", "tid"]].drop_duplicates()
                .itertuples(index=False)}
     return tuple(sorted(labels))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 
 from synchunt.attribute.model import CallSite, SetAsideCall, Sync, Thread
-from synchunt.attribute.waited import WaitedOn
 from synchunt.detect import Detection
+from synchunt.impact import measure
 from synchunt.rules import get_rule
 from synchunt.sites import SCOPE_SEPARATOR, Frame, FrameFilter, parse_call_stack, split_annotations
 from synchunt.trace import Trace, vocab
@@ -20,10 +20,10 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
     cats = events["cat"].astype(str).to_numpy(dtype=object)
     parent = events["parent"].to_numpy()
     call_stacks = events["call_stack"].to_numpy()
-    waited = WaitedOn(trace, names, cats)
+    impacts = measure(trace, detection)
     thread = functools.cache(lambda pid, tid: Thread(tid=tid, pid=pid, name=str(trace.thread_name(pid, tid))))
     records = []
-    for sync in detection.records:
+    for sync, impact in zip(detection.records, impacts, strict=True):
         chain = ancestors(parent, sync.event)
         stack = [f for f in (Frame.from_kineto_name(names[a]) for a in chain if cats[a] == vocab.PYTHON_FUNCTION)
                  if f is not None]
@@ -41,7 +41,7 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
             stall_us=sync.stall_us, stall_source=sync.stall_source,
             call_site=CallSite(site.file, site.line, site.function, def_line=site.line) if site else None,
             stack=tuple(stack), scope=SCOPE_SEPARATOR.join(scopes), scope_chain=tuple(scopes), step=step,
-            waited_on=waited.find(list(sync.runtime_events)) if sync.confirmed else None,
+            impact=impact if sync.confirmed else None,
             direction=sync.direction, rank=trace.rank, trace=str(trace.path)))
     return tuple(records)
 

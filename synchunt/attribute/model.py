@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from synchunt.impact.model import SyncImpact
 from synchunt.sites import Frame, site_key, site_label
 
 LineSource = Literal["exact", "def", "runtime"]
@@ -46,7 +47,8 @@ class CallSite(msgspec.Struct, frozen=True):
 
 class Sync(msgspec.Struct, frozen=True):
     """One attributed sync: what (rule, op chain, runtime calls), where (thread, call site, stack, scopes, step,
-    rank, trace) and what it cost (stall, what it waited on)."""
+    rank, trace) and what it cost (the host stall; for confirmed syncs, ``impact``: the work it waited on and the
+    device idle it caused)."""
 
     rule: str
     kind: str
@@ -63,10 +65,23 @@ class Sync(msgspec.Struct, frozen=True):
     scope: str
     scope_chain: tuple[str, ...]
     step: str | None
-    waited_on: str | None
+    impact: SyncImpact | None
     direction: str | None
     rank: int | None
     trace: str
+
+    @property
+    def device_idle_us(self) -> float | None:
+        """The device idle this sync caused (µs); ``None`` when unknown (latent syncs)."""
+        return self.impact.device_idle_us if self.impact is not None else None
+
+    @property
+    def waited_on(self) -> str | None:
+        """The last device activity the sync waited for, ``name (stream N)``."""
+        if self.impact is None or not self.impact.waited_on:
+            return None
+        last = self.impact.waited_on[-1]
+        return f"{last.name} (stream {last.stream})"
 
     @property
     def site(self) -> str:
@@ -117,11 +132,14 @@ class TraceInfo(msgspec.Struct, frozen=True):
 
 
 class Summary(msgspec.Struct, frozen=True):
+    """Totals. ``device_idle_us`` sums the syncs whose idle is known; ``None`` when none is (latent only)."""
+
     syncs: int
     confirmed: int
     latent: int
     stall_us: float
     max_stall_us: float
+    device_idle_us: float | None = None
 
 
 class SiteSummary(msgspec.Struct, frozen=True):
@@ -142,17 +160,26 @@ class SiteSummary(msgspec.Struct, frozen=True):
     ops: tuple[str, ...]
     scopes: dict[str, int]
     threads: tuple[str, ...]
+    device_idle_us: float | None = None
+    max_idle_us: float | None = None
+
+
+def _known_sum(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return float(sum(known)) if known else None
 
 
 def summarize(records: tuple[Sync, ...]) -> Summary:
     confirmed = sum(1 for r in records if r.confirmed)
     stalls = [r.stall_us for r in records]
     return Summary(syncs=len(records), confirmed=confirmed, latent=len(records) - confirmed,
-                   stall_us=float(sum(stalls)), max_stall_us=float(max(stalls, default=0.0)))
+                   stall_us=float(sum(stalls)), max_stall_us=float(max(stalls, default=0.0)),
+                   device_idle_us=_known_sum([r.device_idle_us for r in records]))
 
 
 def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
-    """One summary per call site label, most stall first (then most syncs; ties in first-seen order)."""
+    """One summary per call site label: most device idle caused first, then most stall, then most syncs (ties in
+    first-seen order); sites whose idle is unknown (latent) order by stall after those with a known idle."""
     groups: dict[str, list[Sync]] = {}
     for record in records:
         groups.setdefault(record.site, []).append(record)
@@ -167,8 +194,11 @@ def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
             count=len(members), confirmed=confirmed, latent=len(members) - confirmed,
             stall_us=float(sum(m.stall_us for m in members)), max_stall_us=float(max(m.stall_us for m in members)),
             rules=tuple(sorted({m.rule for m in members})), ops=tuple(sorted({m.op for m in members})),
-            scopes=dict(Counter(m.scope for m in members)), threads=tuple(sorted({m.thread.name for m in members}))))
-    return tuple(sorted(sites, key=lambda s: (-s.stall_us, -s.count)))
+            scopes=dict(Counter(m.scope for m in members)), threads=tuple(sorted({m.thread.name for m in members})),
+            device_idle_us=_known_sum([m.device_idle_us for m in members]),
+            max_idle_us=max((m.device_idle_us for m in members if m.device_idle_us is not None), default=None)))
+    return tuple(sorted(sites, key=lambda s: (s.device_idle_us is None, -(s.device_idle_us or 0.0), -s.stall_us,
+                                              -s.count)))
 
 
 @dataclass(frozen=True, eq=False)

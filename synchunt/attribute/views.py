@@ -10,9 +10,9 @@ from synchunt.attribute.model import SiteSummary, Sync
 
 SYNC_COLUMNS = ["site", "rule", "kind", "confirmed", "op", "op_chain", "runtime", "pid", "tid", "thread", "ts_us",
                 "stall_us", "stall_source", "file", "line", "function", "line_source", "stack", "scope",
-                "scope_chain", "step", "waited_on", "direction", "rank", "trace"]
+                "scope_chain", "step", "waited_on", "device_idle_us", "direction", "rank", "trace"]
 SITE_COLUMNS = ["site", "key", "file", "line", "function", "line_source", "count", "confirmed", "latent",
-                "stall_us", "max_stall_us", "rules", "ops", "scopes", "threads"]
+                "stall_us", "max_stall_us", "device_idle_us", "max_idle_us", "rules", "ops", "scopes", "threads"]
 
 
 def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
@@ -34,6 +34,7 @@ def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
         "stack": [[dataclasses.asdict(f) for f in r.stack] for r in records],
         "scope": [r.scope for r in records], "scope_chain": [list(r.scope_chain) for r in records],
         "step": [r.step for r in records], "waited_on": [r.waited_on for r in records],
+        "device_idle_us": pd.array([r.device_idle_us for r in records], dtype="Float64"),
         "direction": [r.direction for r in records],
         "rank": pd.array([r.rank for r in records], dtype="Int64"), "trace": [r.trace for r in records],
     }
@@ -43,6 +44,8 @@ def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
 def sites_frame(sites: tuple[SiteSummary, ...]) -> pd.DataFrame:
     columns = {name: [getattr(s, name) for s in sites] for name in SITE_COLUMNS}
     columns["line"] = pd.array(columns["line"], dtype="Int64")
+    for name in ("device_idle_us", "max_idle_us"):
+        columns[name] = pd.array(columns[name], dtype="Float64")
     for name in ("rules", "ops", "threads"):
         columns[name] = [list(v) for v in columns[name]]
     return pd.DataFrame(columns, columns=SITE_COLUMNS)

@@ -7,12 +7,11 @@ from typing import Annotated
 
 import typer
 
-from synchunt.cli.app import Mode, ModeOpt, app
+from synchunt.cli.app import ForceOpt, Mode, ModeOpt, app
 
 AnnotatedOutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", help="The annotated trace to write (gzip when it ends in .gz). Default: "
                            "NAME.synchunt.pt.trace.json.gz next to the trace.")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Replace the output if it exists (never the source).")]
 
 
 @app.command("annotate")
@@ -26,12 +25,11 @@ def annotate_command(
     arrow from each sync to the device work it waited for, and a counter of cumulative stall. Open it in
     Perfetto (ui.perfetto.dev) or chrome://tracing."""
     from synchunt.annotate import annotate_trace
-    from synchunt.cli.output import console
+    from synchunt.cli.output import note
 
     written, count = annotate_trace(trace, output if output is not None else default_annotated_path(trace),
                                     force=force, mode=mode.value)
-    console(stderr=True).print(f"annotated trace: {written} ({count} sync{'s' if count != 1 else ''} marked)",
-                               highlight=False)
+    note(f"annotated trace: {written} ({count} sync{'s' if count != 1 else ''} marked)")
 
 
 def default_annotated_path(trace: Path) -> Path:

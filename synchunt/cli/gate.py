@@ -31,6 +31,11 @@ GateTraces = Annotated[list[str] | None, typer.Argument(
 def gate_command(
     traces: GateTraces = None,
     max_syncs: Annotated[int, typer.Option("--max-syncs", min=0, help="Syncs allowed beyond the baseline.")] = 0,
+    max_idle_us: Annotated[float | None, typer.Option(
+        "--max-idle-us", min=0.0, help="Also fail when the counted syncs caused more device idle than this (µs); "
+        "needs device activity.")] = None,
+    allow_partial: Annotated[bool, typer.Option(
+        "--allow-partial", help="Judge a trace cut mid-write on the events before the cut (else: exit 2).")] = False,
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
     mode: ModeOpt = Mode.auto,
@@ -52,8 +57,9 @@ def gate_command(
 ) -> None:
     """Fail CI when traces (or a freshly profiled target) hold more syncs than the baseline and budget allow.
 
-    Exit 0 when the syncs not allowed by the baseline fit in --max-syncs, 1 when they do not (or, with --strict,
-    when a baseline entry is stale or expired), 2 on unusable input.
+    Exit 0 when the syncs not allowed by the baseline fit in --max-syncs (and --max-idle-us), 1 when they do not
+    (or, with --strict, when a baseline entry is stale or expired), 2 on unusable input or when there is nothing
+    to judge (no usable events, a cut trace without --allow-partial, a profiled thread that recorded nothing).
 
     `synchunt gate traces/*.json.gz --baseline synchunt-baseline.toml`, or profile and gate in one go:
     `synchunt gate --target hicache-dcp --impl sliced --device cpu`.
@@ -77,7 +83,8 @@ def gate_command(
     allow_list = load_baseline(baseline) if baseline is not None else None
     with _trace_paths(items, target, out, small) as paths:
         analysis = analyze(paths, mode=mode.value, thread=thread, scope=scope)
-    result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict)
+    result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict, max_idle_us=max_idle_us,
+                      allow_partial=allow_partial)
     if write_baseline is not None:
         result = _write_and_regate(result, allow_list, write_baseline, force=force)
     _emit(result, output_format.value, output, inputs, force)
@@ -125,7 +132,8 @@ def _write_and_regate(result: GateResult, previous: Baseline | None, path: Path,
     noun = "entry" if len(fresh.entries) == 1 else "entries"
     note(f"baseline: wrote {len(fresh.entries)} {noun} to {written}")
     return evaluate(result.analysis, max_syncs=result.budget, baseline=fresh, strict=result.strict,
-                    today=result.today)
+                    today=result.today, max_idle_us=result.idle_budget_us,
+                    allow_partial=result.allow_partial)
 
 
 def _emit(result: GateResult, output_format: str, output: Path | None, inputs: list[Path], force: bool) -> None:

@@ -33,7 +33,8 @@ def _side(analysis: Analysis) -> Side:
     return Side(threads=tuple(sorted({r.thread.name for r in analysis.records})), syncs=totals.syncs,
                 confirmed=totals.confirmed, latent=totals.latent,
                 stall_us=totals.stall_us, max_stall_us=totals.max_stall_us,
-                traces=tuple(info.path for info in analysis.traces), labels=trace_labels(analysis))
+                traces=tuple(info.path for info in analysis.traces), labels=trace_labels(analysis),
+                device_idle_us=totals.device_idle_us)
 
 
 def _site_deltas(before: Analysis, after: Analysis) -> tuple[SiteDelta, ...]:
@@ -60,7 +61,9 @@ def _site_delta(before: SiteSummary | None, after: SiteSummary | None) -> SiteDe
                      before=before.count if before else 0, after=after.count if after else 0,
                      before_stall_us=before.stall_us if before else 0.0,
                      after_stall_us=after.stall_us if after else 0.0, rules=tuple(rules),
-                     ops_before=before.ops if before else (), ops_after=after.ops if after else ())
+                     ops_before=before.ops if before else (), ops_after=after.ops if after else (),
+                     before_idle_us=before.device_idle_us if before else None,
+                     after_idle_us=after.device_idle_us if after else None)
 
 
 def _count_deltas(old: Counter[str], new: Counter[str]) -> tuple[CountDelta, ...]:

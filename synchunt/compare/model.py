@@ -15,6 +15,7 @@ class Side:
     max_stall_us: float
     traces: tuple[str, ...]
     labels: tuple[str, ...]
+    device_idle_us: float | None = None  # None: unknown (no device activity)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class SiteDelta:
     rules: tuple[str, ...]
     ops_before: tuple[str, ...]
     ops_after: tuple[str, ...]
+    before_idle_us: float | None = None
+    after_idle_us: float | None = None
 
     @property
     def delta(self) -> int:

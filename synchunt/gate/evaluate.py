@@ -49,6 +49,9 @@ class GateResult:
     strict: bool = False
     baseline_path: str | None = None
     today: dt.date = field(default_factory=dt.date.today)
+    idle_budget_us: float | None = None
+    missing_evidence: tuple[str, ...] = ()  # why there is nothing to judge (exit 2), e.g. a trace with no events
+    allow_partial: bool = False
 
     @cached_property
     def counted(self) -> tuple[Sync, ...]:
@@ -65,8 +68,22 @@ class GateResult:
         return self.analysis.with_records(self.counted)
 
     @property
+    def counted_idle_us(self) -> float | None:
+        """The device idle the counted syncs caused (``None``: unknown, no counted sync was measured)."""
+        return self.counted_analysis.totals.device_idle_us
+
+    @property
+    def over_idle_budget(self) -> bool:
+        return self.idle_budget_us is not None and (self.counted_idle_us or 0.0) > self.idle_budget_us
+
+    @property
     def over_budget(self) -> bool:
-        return len(self.counted) > self.budget
+        return len(self.counted) > self.budget or self.over_idle_budget
+
+    @property
+    def judged(self) -> bool:
+        """Whether the inputs held evidence to judge (a green gate on nothing is no green)."""
+        return not self.missing_evidence
 
     @property
     def stale_entries(self) -> tuple[EntryUsage, ...]:
@@ -83,19 +100,27 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
-        return not self.over_budget and not (self.strict and self.baseline_problems)
+        return self.judged and not self.over_budget and not (self.strict and self.baseline_problems)
 
     @property
     def exit_code(self) -> int:
+        """0 passed, 1 failed, 2 nothing to judge."""
+        if not self.judged:
+            return 2
         return 0 if self.passed else 1
 
 
 def evaluate(analysis: Analysis, *, max_syncs: int = 0, baseline: Baseline | None = None, strict: bool = False,
-             today: dt.date | None = None) -> GateResult:
+             today: dt.date | None = None, max_idle_us: float | None = None,
+             allow_partial: bool = False) -> GateResult:
     """Gate ``analysis``: syncs matched by a baseline entry (up to its ``max``, earliest first) are allowed, the
-    rest count against ``max_syncs``. ``today`` decides expiry (the local date when not given)."""
+    rest count against ``max_syncs`` (and their device idle against ``max_idle_us``). ``today`` decides expiry
+    (the local date when not given). Inputs without evidence (no usable events, a cut trace unless
+    ``allow_partial``, a capture whose profiled thread recorded nothing) make the result "nothing to judge"."""
     if max_syncs < 0:
-        raise UsageError(f"--max-syncs must be 0 or more, got {max_syncs}")
+        raise UsageError(f"the sync budget must be 0 or more, got {max_syncs}")
+    if max_idle_us is not None and not max_idle_us >= 0:
+        raise UsageError(f"the idle budget must be 0 µs or more, got {max_idle_us}")
     today = today or dt.date.today()
     entries = baseline.entries if baseline else ()
     positions = {entry.key: position for position, entry in enumerate(entries)}
@@ -116,4 +141,26 @@ def evaluate(analysis: Analysis, *, max_syncs: int = 0, baseline: Baseline | Non
             allowed_by[row_number] = position
     usage = tuple(EntryUsage(entry, matched[i], allowed[i], entry.is_expired(today)) for i, entry in enumerate(entries))
     return GateResult(analysis, max_syncs, tuple(allowed_by), usage, strict,
-                      str(baseline.path) if baseline and baseline.path else None, today)
+                      str(baseline.path) if baseline and baseline.path else None, today, max_idle_us,
+                      missing_evidence(analysis, allow_partial=allow_partial, idle_budget=max_idle_us is not None),
+                      allow_partial)
+
+
+def missing_evidence(analysis: Analysis, *, allow_partial: bool = False, idle_budget: bool = False) -> tuple[str, ...]:
+    """Why ``analysis`` cannot be judged, one reason per trace that lacks evidence (empty: it can be)."""
+    reasons = []
+    if not analysis.traces:
+        reasons.append("no trace was analysed")
+    for info in analysis.traces:
+        if info.events is not None and info.events == 0:
+            reasons.append(f"{info.path}: no usable events were read")
+        elif info.partial is not None and not allow_partial:
+            reasons.append(f"{info.path}: partial trace ({info.partial.reason}; {info.partial.events_read} events "
+                           "read before the cut); pass --allow-partial to judge what was read")
+        profiled = (info.synchunt or {}).get("profiled_thread")
+        if profiled and info.threads is not None and str(profiled) not in info.threads:
+            reasons.append(f"{info.path}: the profiled thread {profiled!r} recorded no events (the profiling window "
+                           "captured nothing)")
+    if idle_budget and not any(info.device_activity for info in analysis.traces):
+        reasons.append("an idle budget needs device activity, and these traces have none")
+    return tuple(reasons)

@@ -14,10 +14,15 @@ from synchunt.rules import get_rule
 
 STALE_CODE = "baseline-stale"
 EXPIRED_CODE = "baseline-expired"
+NO_EVIDENCE_CODE = "nothing-to-judge"
 
 
 def gate_findings(result: GateResult) -> list[Finding]:
-    """Counted syncs are errors when the gate is over budget, warnings when within it (still worth a look)."""
+    """Counted syncs are errors when the gate is over budget, warnings when within it (still worth a look); a
+    trace without evidence is an error problem located at the trace."""
+    if not result.judged:
+        return [Finding(NO_EVIDENCE_CODE, f"nothing to judge: {reason}", _evidence_path(reason, result), 1,
+                        severity=Severity.ERROR, is_problem=True) for reason in result.missing_evidence]
     findings = _sync_findings(result.counted, Severity.ERROR if result.over_budget else Severity.WARNING)
     severity = Severity.ERROR if result.strict else Severity.WARNING
     findings.extend(_baseline_finding(usage, result, severity) for usage in result.baseline_problems)
@@ -74,3 +79,8 @@ def _baseline_finding(usage: EntryUsage, result: GateResult, severity: Severity)
         message = f"baseline entry for {entry.key} expired on {entry.expires} ({usage.matched} syncs still match)"
     return Finding(code=code, message=message, path=result.baseline_path or "baseline", line=entry.line or 1,
                    severity=severity, is_problem=True)
+
+
+def _evidence_path(reason: str, result: GateResult) -> str:
+    return next((info.path for info in result.analysis.traces if reason.startswith(f"{info.path}:")),
+                result.analysis.traces[0].path if result.analysis.traces else "synchunt")

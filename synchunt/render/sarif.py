@@ -71,7 +71,7 @@ def _location(finding: Finding) -> dict[str, Any]:
 
 
 def to_sarif(findings: Iterable[Finding], *, rules: Sequence[Rule] = RULES, tool_name: str = "synchunt",
-             tool_version: str | None = None) -> dict[str, Any]:
+             tool_version: str | None = None, execution_successful: bool = True) -> dict[str, Any]:
     """The SARIF log as a dict. Every rule in ``rules`` is described; a finding whose code is not among
     them (and is not a problem) raises ``KeyError``."""
     index = {rule.code: position for position, rule in enumerate(rules)}
@@ -97,7 +97,7 @@ def to_sarif(findings: Iterable[Finding], *, rules: Sequence[Rule] = RULES, tool
         driver["version"] = tool_version
     run: dict[str, Any] = {
         "tool": {"driver": driver},
-        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
+        "invocations": [{"executionSuccessful": execution_successful, "toolExecutionNotifications": notifications}],
         "results": results,
         "columnKind": "unicodeCodePoints",
     }
@@ -105,6 +105,6 @@ def to_sarif(findings: Iterable[Finding], *, rules: Sequence[Rule] = RULES, tool
 
 
 def render_sarif(findings: Iterable[Finding], *, rules: Sequence[Rule] = RULES, tool_name: str = "synchunt",
-                 tool_version: str | None = None) -> str:
-    return json.dumps(to_sarif(findings, rules=rules, tool_name=tool_name, tool_version=tool_version),
-                      indent=2) + "\n"
+                 tool_version: str | None = None, execution_successful: bool = True) -> str:
+    return json.dumps(to_sarif(findings, rules=rules, tool_name=tool_name, tool_version=tool_version,
+                               execution_successful=execution_successful), indent=2, allow_nan=False) + "\n"

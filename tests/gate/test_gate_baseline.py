@@ -46,7 +46,7 @@ def test_the_budget_is_the_number_of_syncs_allowed(shared_analysis, max_syncs, e
 
 
 def test_a_negative_budget_is_a_usage_error(shared_analysis):
-    with pytest.raises(UsageError, match="--max-syncs must be 0 or more"):
+    with pytest.raises(UsageError, match="the sync budget must be 0 or more"):
         evaluate(shared_analysis, max_syncs=-1)
 
 
@@ -191,3 +191,34 @@ def test_strings_survive_the_toml_round_trip():
     text = render_baseline(baseline_of(BaselineEntry(SyncKey("SH101", site, "aten::nonzero"), reason)))
     (entry,) = parse_baseline(text).entries
     assert (entry.key.site, entry.reason) == (site, reason)
+
+
+def test_no_evidence_is_nothing_to_judge_not_a_pass(tmp_path):
+    """A trace with no usable event, or a profiled thread with no events, is exit 2 with the reason."""
+    from synchunt.attribute import analyze
+    from synchunt.render.gate import GATE_FORMATS
+
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"traceEvents": []}')
+    result = evaluate(analyze(empty), today=TODAY)
+    assert not result.judged and not result.passed and result.exit_code == 2
+    assert result.missing_evidence == (f"{empty}: no usable events were read",)
+    assert gate_headline(result).startswith("gate: nothing to judge:")
+    for name in ("github", "sarif", "junit", "json", "text"):
+        assert "no usable events were read" in " ".join(GATE_FORMATS.get(name)(result).split())
+    unusable = tmp_path / "unusable.json"
+    unusable.write_text('{"traceEvents": [{"ph": "X", "name": "aten::nonzero", "cat": "cpu_op", "ts": "x", '
+                        '"dur": 1, "pid": 1, "tid": 1}, {"ph": "X", "name": "aten::add", "cat": "cpu_op", '
+                        '"ts": null, "dur": 1, "pid": 1, "tid": 1}]}')
+    assert evaluate(analyze(unusable), today=TODAY).exit_code == 2
+
+
+def test_an_idle_budget_needs_device_activity_and_counts_the_idle(shared_analysis, masked_small_trace):
+    from synchunt.attribute import analyze
+
+    latent_only = evaluate(analyze(masked_small_trace), max_idle_us=0.0, today=TODAY)
+    assert latent_only.exit_code == 2 and "needs device activity" in latent_only.missing_evidence[0]
+    within = evaluate(shared_analysis, max_syncs=100, max_idle_us=1e9, today=TODAY)
+    assert within.passed and within.counted_idle_us is not None
+    over = evaluate(shared_analysis, max_syncs=100, max_idle_us=within.counted_idle_us / 2, today=TODAY)
+    assert over.over_idle_budget and over.exit_code == 1 and "device idle" in gate_headline(over)

@@ -42,7 +42,7 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("call site · op chain · scopes · fix", ratio=1, overflow="fold")
     table.add_column("count", justify="right", no_wrap=True)
-    table.add_column("stall (max)", justify="right", no_wrap=True)
+    table.add_column("stall (max)\ndevice idle", justify="right", no_wrap=True)
     table.add_column("rule", no_wrap=True)
     members: dict[str, list] = {}
     for record in analysis.records:
@@ -63,8 +63,9 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
         for rule in rules:
             body.append("\nfix:      ", style="dim")
             body.append(rule.fix, style="green")
+        idle = f"\nidle {format_us(site.device_idle_us)}" if site.device_idle_us is not None else ""
         table.add_row(Text(str(number)), body, Text(str(site.count)),
-                      Text(f"{format_us(site.stall_us)}\n({format_us(site.max_stall_us)})"),
+                      Text(f"{format_us(site.stall_us)}\n({format_us(site.max_stall_us)}){idle}"),
                       Text("\n".join(f"{r.code}\n{r.name}" for r in rules)))
     parts.append(table)
     return Group(*parts)

@@ -25,6 +25,8 @@ def headline(comparison: Comparison) -> str:
              f"({format_us(abs(saved))} {'saved' if saved >= 0 else 'added'})"]
     if comparison.stall_within_noise:
         parts[-1] += ", within noise"
+    if before.device_idle_us is not None or after.device_idle_us is not None:
+        parts.append(f"device idle {_idle(before.device_idle_us)} → {_idle(after.device_idle_us)}")
     if comparison.ops_gone:
         parts.append(f"{', '.join(comparison.ops_gone)} gone")
     if comparison.ops_new:
@@ -32,3 +34,7 @@ def headline(comparison: Comparison) -> str:
     if comparison.new_sites:
         parts.append(f"{len(comparison.new_sites)} new call site{'s' if len(comparison.new_sites) != 1 else ''}")
     return " · ".join(parts)
+
+
+def _idle(value: float | None) -> str:
+    return format_us(value) if value is not None else "unknown"

@@ -15,8 +15,10 @@ SCHEMA = "synchunt.gate/1"
 
 
 def gate_document(result: GateResult) -> dict[str, Any]:
-    return {"schema": SCHEMA, "passed": result.passed, "exit_code": result.exit_code,
-            "headline": gate_headline(result), "budget": result.budget, "strict": result.strict,
+    return {"schema": SCHEMA, "passed": result.passed, "judged": result.judged,
+            "missing_evidence": list(result.missing_evidence), "exit_code": result.exit_code,
+            "headline": gate_headline(result), "budget": result.budget, "idle_budget_us": result.idle_budget_us,
+            "counted_idle_us": result.counted_idle_us, "strict": result.strict,
             "counted": msgspec.to_builtins(result.counted), "allowed": msgspec.to_builtins(result.allowed),
             "baseline": None if not result.usage else {
                 "path": result.baseline_path,

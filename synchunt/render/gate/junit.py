@@ -27,6 +27,10 @@ def gate_suite(result: GateResult) -> JUnitSuite:
     """A thread/scope case fails when the gate is over budget and it holds counted syncs; its failure lists
     them. Allowed syncs are listed in the case's output. Threads the run was about (``--thread``, the profiled
     thread of a synchunt capture) get a case even without syncs."""
+    if not result.judged:
+        failure = JUnitFailure(gate_headline(result), "\n".join(label(r, 400) for r in result.missing_evidence))
+        return JUnitSuite(SUITE_NAME, (JUnitCase("evidence", "synchunt.gate", failure),),
+                          (("budget", str(result.budget)), ("judged", "false")))
     cases = [_budget_case(result)]
     records = result.analysis.records
     groups: dict[tuple[str, str], list[tuple[Sync, bool]]] = {

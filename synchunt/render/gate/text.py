@@ -17,6 +17,8 @@ from synchunt.render.text import label
 
 def gate_renderable(result: GateResult) -> RenderableType:
     """Trace and baseline text is never read as markup."""
+    if not result.judged:
+        return Text(gate_headline(result), style="bold red")
     parts: list[RenderableType] = [analysis_renderable(result.counted_analysis)]
     if result.usage:
         parts.append(_baseline_table(result))
