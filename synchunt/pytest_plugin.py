@@ -108,7 +108,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         return (yield)
     from synchunt.guard import watch
 
-    with watch() as recorder:
+    with watch(all_tasks=True) as recorder:  # an async test body runs in a task of this thread
         result = yield
     syncs = recorder.violations
     if syncs:
@@ -123,5 +123,5 @@ def sync_watch() -> Generator[Watch, None, None]:
     """A synchunt guard recorder active for the whole test: ``assert sync_watch.count("SH101") == 0``."""
     from synchunt.guard import watch
 
-    with watch() as recorder:
+    with watch(all_tasks=True) as recorder:
         yield recorder

@@ -18,7 +18,7 @@ from synchunt.guard.records import (
     group_by_site,
     summarize_rules,
 )
-from synchunt.guard.state import is_guarded
+from synchunt.guard.scope import is_guarded
 
 __all__ = [
     "DEFAULT_SKIP_MODULES",

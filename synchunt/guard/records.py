@@ -109,3 +109,7 @@ class SyncError(SynchuntError):
         header = f"{len(self.syncs)} device-to-host {noun} in a forbid_syncs() region " \
                  f"({summarize_rules(self.syncs)}):"
         super().__init__(header + "\n" + format_syncs(self.syncs, with_stack=True))
+
+    def __reduce__(self) -> tuple[type[SyncError], tuple[tuple[SyncRecord, ...]]]:
+        # Rebuilt from its records (pytest-xdist, multiprocessing), not from the formatted message.
+        return type(self), (self.syncs,)

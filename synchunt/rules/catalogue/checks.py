@@ -10,6 +10,10 @@ from __future__ import annotations
 from synchunt.rules.catalogue.refs import LINALG_DOC, MULTINOMIAL_DOC, SYNC_DEBUG_DOC
 from synchunt.rules.model import GuardOp, OpRole, Rule, TraceOp
 
+# linalg's `_ex` variants: the info check (and its host read) only with `check_errors=True`.
+_EX_OPS = ("linalg_inv_ex", "linalg_cholesky_ex", "linalg_solve_ex", "_linalg_solve_ex", "linalg_lu_factor_ex",
+           "linalg_ldl_factor_ex")
+
 CHECK_RULES: tuple[Rule, ...] = (
     Rule(
         code="SH111",
@@ -27,7 +31,6 @@ CHECK_RULES: tuple[Rule, ...] = (
         fix="sample with the Gumbel-max trick (`(p / exponential_noise).argmax(-1)`), which needs no host check",
         references=(MULTINOMIAL_DOC, "pytorch/pytorch#11931"),
         trace_ops=(TraceOp("aten::multinomial", role=OpRole.ANCHOR),),
-        guard_ops=(GuardOp("multinomial", when="multinomial-checks"),),
     ),
     Rule(
         code="SH112",
@@ -80,6 +83,10 @@ CHECK_RULES: tuple[Rule, ...] = (
         "without checking it",
         references=(LINALG_DOC,),
         trace_ops=(TraceOp("aten::_linalg_check_errors", role=OpRole.ANCHOR),),
-        guard_ops=(GuardOp("_linalg_check_errors"),),
+        guard_ops=(GuardOp("_linalg_check_errors"),
+                   # ops that check their infos inside the kernel, always or when asked to
+                   GuardOp("linalg_eig"), GuardOp("linalg_eigvals"), GuardOp("_linalg_eigh"), GuardOp("_linalg_svd"),
+                   GuardOp("linalg_lstsq"), GuardOp("cholesky"),
+                   *(GuardOp(packet, when="check-errors") for packet in _EX_OPS)),
     ),
 )

@@ -67,7 +67,8 @@ READ_RULES: tuple[Rule, ...] = (
         "with three-argument `torch.where`",
         references=(NONZERO_DOC, SYNC_DEBUG_DOC),
         trace_ops=(TraceOp("aten::nonzero"), TraceOp("aten::argwhere")),
-        guard_ops=(GuardOp("nonzero"), GuardOp("argwhere"), GuardOp("nonzero_numpy")),
+        guard_ops=(GuardOp("nonzero"), GuardOp("argwhere"), GuardOp("nonzero_numpy"),
+                   GuardOp("where", when="condition-only")),
         lint_forms=("call:nonzero", "method:nonzero", "call:argwhere", "method:argwhere", "where-one-arg"),
     ),
     Rule(
@@ -174,7 +175,8 @@ READ_RULES: tuple[Rule, ...] = (
         "pinned `non_blocking` copy read after an event, or `torch._assert_async` for checks",
         references=(SYNC_DEBUG_DOC,),
         trace_ops=(TraceOp("aten::_local_scalar_dense", role=OpRole.READ),),
-        guard_ops=(GuardOp("_local_scalar_dense", when="not-truthiness"),),
+        guard_ops=(GuardOp("item", when="not-truthiness"), GuardOp("_local_scalar_dense", when="not-truthiness"),
+                   GuardOp("one_hot", when="no-num-classes")),
         lint_forms=("method:item", "builtin-scalar"),
     ),
     Rule(
