@@ -5,15 +5,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from synchunt.rules import NOT_SYNC_OPS, OpRole, Rule
+from synchunt.rules import NOT_HOST_SYNCS, NOT_SYNC_OPS, OpRole, Rule
 from synchunt.rules.index import trace_ops_named
 
 _HOST_READS = (OpRole.READ, OpRole.COPY)
 
 
 def is_not_sync(op: str, ancestors: Sequence[str]) -> bool:
-    """A reviewed non-sync: the op (under its listed enclosing op) looks like a sync but is not one."""
-    return any(entry.op == op and (entry.under is None or entry.under in ancestors) for entry in NOT_SYNC_OPS)
+    """A reviewed non-sync: the op (under its listed enclosing op) looks like a sync but is not one, or it is a
+    host read inside an op whose host reads happen only in its CPU kernel."""
+    if any(entry.op == op and (entry.under is None or entry.under in ancestors) for entry in NOT_SYNC_OPS):
+        return True
+    return _is_host_read(op) and any(name in _cpu_only_readers() for name in ancestors)
+
+
+@cache
+def _cpu_only_readers() -> frozenset[str]:
+    return frozenset(f"aten::{entry.packet}" for entry in NOT_HOST_SYNCS)
+
+
+@cache
+def _is_host_read(op: str) -> bool:
+    return any(pattern.role is OpRole.READ for pattern, _ in trace_ops_named(op))
 
 
 def is_copy_op(op: str) -> bool:
