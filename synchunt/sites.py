@@ -193,6 +193,15 @@ def _is_runner(frame: Frame) -> bool:
     return file.split("/", 1)[0] == "synchunt" or "/synchunt/" in file or file.rsplit("/", 1)[-1] == "threading.py"
 
 
+def is_stdlib_file(path: str) -> bool:
+    """An absolute file inside the standard library's folders (not a site-packages folder below them)."""
+    for directory in _stdlib_dirs():
+        if path.startswith(directory):
+            rest = path[len(directory):]
+            return "site-packages" not in rest and "dist-packages" not in rest
+    return False
+
+
 @cache
 def _stdlib_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()

@@ -159,7 +159,7 @@ def _guard_signal(workload: Workload, params: Any, settings: CaptureSettings, mo
             workload.step(state)
     # Every record counts, allow_syncs regions included: the audit asks whether a path syncs, as the trace does.
     records = guard.syncs
-    sites = Counter((r.rule, r.op, r.filename, r.lineno, r.function) for r in records)
+    sites = Counter((r.rule, r.op, r.file, r.line, r.function) for r in records)
     latent = sum(1 for r in records if r.latent)
     return Signal(syncs=len(records), confirmed=len(records) - latent, latent=latent,
                   rules=dict(Counter(r.rule for r in records)),

@@ -68,9 +68,9 @@ def guard_json(result: GuardPass, name: Callable[[str], str]) -> dict[str, Any]:
 
 
 def _record_json(record: SyncRecord, name: Callable[[str], str]) -> dict[str, Any]:
-    return {"rule": record.rule, "op": record.op, "file": name(record.filename), "line": record.lineno,
+    return {"rule": record.rule, "op": record.op, "file": name(record.file), "line": record.line,
             "function": record.function,
-            "stack": [{"file": name(f.filename), "line": f.lineno, "function": f.function} for f in record.stack],
+            "stack": [{"file": name(f.file), "line": f.line, "function": f.function} for f in record.stack],
             "thread": record.thread, "latent": record.latent, "source": record.source,
             "confirmed": record.confirmed, "allowed": record.allowed, "allow_reason": record.allow_reason,
             "detail": record.detail}

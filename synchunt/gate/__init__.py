@@ -12,8 +12,7 @@ from synchunt.gate.baseline import (
 )
 from synchunt.gate.baseline_write import baseline_from_syncs, render_baseline, write_baseline
 from synchunt.gate.evaluate import EntryUsage, GateResult, evaluate
-from synchunt.gate.findings import gate_findings
 
 __all__ = ["BASELINE_SCHEMA", "Baseline", "BaselineEntry", "EntryUsage", "GateResult", "SyncKey",
-           "baseline_from_syncs", "evaluate", "gate_findings", "load_baseline", "parse_baseline", "render_baseline",
+           "baseline_from_syncs", "evaluate", "load_baseline", "parse_baseline", "render_baseline",
            "sync_key", "write_baseline"]

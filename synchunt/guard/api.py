@@ -14,9 +14,9 @@ from typing import Literal
 
 from synchunt.errors import UsageError
 from synchunt.guard import scope
-from synchunt.guard.frames import FrameFilter
+from synchunt.guard.frames import UserFrames
 from synchunt.guard.install import SESSION
-from synchunt.guard.records import SyncError, SyncRecord, SyncSite, group_by_site
+from synchunt.guard.records import SiteCount, SyncError, SyncRecord, group_by_site
 
 
 class Watch(ContextDecorator):
@@ -30,7 +30,7 @@ class Watch(ContextDecorator):
 
     def __init__(self, *, skip_modules: Iterable[str] = (), stack_depth: int = 24,
                  latent: bool = True, all_tasks: bool = False) -> None:
-        self.frame_filter = FrameFilter.with_extra(skip_modules, max_depth=stack_depth)
+        self.frame_filter = UserFrames.with_extra(skip_modules, max_depth=stack_depth)
         self.include_latent = latent
         self.all_tasks = all_tasks
         self._syncs: list[SyncRecord] = []
@@ -62,7 +62,7 @@ class Watch(ContextDecorator):
         """Number of violations, all rules or only ``code`` (e.g. ``"SH101"``)."""
         return sum(1 for record in self.violations if code is None or record.rule == code)
 
-    def by_site(self) -> list[SyncSite]:
+    def by_site(self) -> list[SiteCount]:
         """Violations grouped by rule, op and user line, most frequent first."""
         return group_by_site(self.violations)
 

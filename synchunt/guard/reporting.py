@@ -22,7 +22,7 @@ def report(entries: Sequence[scope.Entry], rule: str, op: str, *, latent: bool, 
     for recorder in dict.fromkeys(entry.recorder for entry in entries):  # entered twice (recursion): once
         frames = recorder.frame_filter.user_frames(raw)
         innermost = frames[0]
-        record = SyncRecord(rule=rule, op=op, filename=innermost.filename, lineno=innermost.lineno,
+        record = SyncRecord(rule=rule, op=op, file=innermost.file, line=innermost.line,
                             function=innermost.function, stack=frames, thread=thread, latent=latent,
                             detail=detail, source=source, allowed=allow_reason is not None,
                             allow_reason=allow_reason)

@@ -18,14 +18,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from synchunt.guard.frames import FrameFilter
+from synchunt.guard.frames import UserFrames
 from synchunt.guard.records import SyncRecord
 
 
 class Recorder(Protocol):
     """What a guard offers: its frame filter and a sink that may hand back an error to raise."""
 
-    frame_filter: FrameFilter
+    frame_filter: UserFrames
 
     def receive(self, record: SyncRecord) -> BaseException | None: ...
 

@@ -126,8 +126,8 @@ def test_syncing_snippet_is_reported_once_per_sync(snippet: str, expected: tuple
     syncs = _run(snippet)
     assert [record.rule for record in syncs] == list(expected), [r.describe() for r in syncs]
     for record in syncs:
-        assert record.filename == f"<snippet {snippet!r}>"
-        assert record.lineno == 1
+        assert record.file == f"<snippet {snippet!r}>"
+        assert record.line == 1
         assert record.latent, "CPU tensors: the sync is latent"
         assert record.thread == "MainThread"
 

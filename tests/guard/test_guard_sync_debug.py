@@ -57,7 +57,7 @@ def test_warnings_add_records_for_unflagged_ops_on_the_guarded_thread_only(debug
     assert [(r.rule, r.op, r.source, r.latent) for r in recorder.syncs] == [
         ("SH300", "unclassified", "sync-debug", False),
     ]
-    assert recorder.syncs[0].filename == __file__
+    assert recorder.syncs[0].file == __file__
     assert [str(w.message) for w in shown] == ["unrelated"]
 
 

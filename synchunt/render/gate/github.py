@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synchunt.gate.evaluate import GateResult
-from synchunt.gate.findings import gate_findings
+from synchunt.render.gate.findings import gate_findings
 from synchunt.render.github import render_github as annotations
 from synchunt.render.registry import Renderer, RenderOptions
 

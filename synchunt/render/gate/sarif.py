@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from synchunt.gate.evaluate import GateResult
-from synchunt.gate.findings import gate_findings
+from synchunt.render.gate.findings import gate_findings
 from synchunt.render.registry import Renderer, RenderOptions
 from synchunt.render.sarif import render_sarif as sarif_log
 

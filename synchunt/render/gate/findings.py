@@ -1,4 +1,4 @@
-"""The gate result as findings (for the SARIF and GitHub renderers): one per call site and rule of the counted
+"""The gate result as findings, the form the SARIF and GitHub renderers take: one per call site and rule of the counted
 syncs, plus one problem per stale or expired baseline entry, located at the entry in the baseline file."""
 
 from __future__ import annotations
