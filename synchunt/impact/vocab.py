@@ -6,35 +6,20 @@ Kept here rather than in ``synchunt.trace.vocab`` because only the impact measur
 from __future__ import annotations
 
 import re
-from enum import Enum
 
+from synchunt.rules import WaitScope
 from synchunt.rules.index import runtime_call
 
-
-class Scope(str, Enum):
-    STREAM = "stream"  # the stream of the copy or of the thread's last launch
-    DEVICE = "device"  # every stream of the device
-    EVENT = "event"  # the stream the event was recorded on (the trace rarely says which)
+Scope = WaitScope  # the stream of the copy or of the thread's last launch, every stream, or an event's stream
 
 
 # Kineto's `cuda_sync` kinds (CUPTI synchronization records) that name what the host waited on.
 SYNC_KIND_SCOPES: dict[str, Scope] = {"Stream Sync": Scope.STREAM, "Context Sync": Scope.DEVICE,
                                       "Event Sync": Scope.EVENT}
-# Catalogue rules whose calls wait on a whole device: device synchronize, and frees (cudaFree synchronizes the
-# device before releasing memory).
-_DEVICE_WIDE_RULES = frozenset({"SH301", "SH304"})
-_EVENT_RULES = frozenset({"SH302"})
-
-
 def call_scope(call_name: str) -> Scope:
-    """What a blocking runtime call waits on, by the catalogue rule that names it (streams otherwise)."""
+    """What a blocking runtime call waits on, as the catalogue says (a stream for calls it does not name)."""
     entry = runtime_call(call_name)
-    code = entry[1].code if entry is not None else None
-    if code in _DEVICE_WIDE_RULES:
-        return Scope.DEVICE
-    if code in _EVENT_RULES:
-        return Scope.EVENT
-    return Scope.STREAM
+    return entry[0].waits_on if entry is not None else Scope.STREAM
 
 
 # Collective kernels of NCCL (`ncclKernel_AllReduce_RING_LL_Sum_float`, `ncclDevKernel_AllGather_RING_LL`) and

@@ -14,6 +14,7 @@ from synchunt.rules.model import (
     Rule,
     RuntimeCall,
     TraceOp,
+    WaitScope,
 )
 from synchunt.rules.not_syncs import NOT_SYNC_OPS, PROFILER_OWN_SYNC
 from synchunt.rules.reviewed import NOT_HOST_SYNC_CALLS, NOT_HOST_SYNCS
@@ -26,5 +27,5 @@ def rules_with_lint_form(form: str) -> list[Rule]:
 __all__ = [
     "NOT_HOST_SYNCS", "NOT_HOST_SYNC_CALLS", "NOT_SYNC_OPS", "PROFILER_OWN_SYNC", "RULES", "RULES_BY_CODE",
     "Blocking", "GuardOp", "GuardPatch", "Kind", "OpRole", "PatchEffect", "Rule", "RuntimeCall", "TraceOp",
-    "catch_all_rule", "get_rule", "rules_with_lint_form"
+    "WaitScope", "catch_all_rule", "get_rule", "rules_with_lint_form"
 ]

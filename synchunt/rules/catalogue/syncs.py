@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from synchunt.rules.catalogue.refs import CUDA_SEMANTICS_DOC, SYNC_DEBUG_DOC
-from synchunt.rules.model import GuardPatch, Rule, RuntimeCall
+from synchunt.rules.model import GuardPatch, Rule, RuntimeCall, WaitScope
 
 
-def _calls(*names: str, standalone: bool = True) -> tuple[RuntimeCall, ...]:
-    return tuple(RuntimeCall(name, standalone=standalone) for name in names)
+def _calls(*names: str, standalone: bool = True, waits_on: WaitScope = WaitScope.DEVICE) -> tuple[RuntimeCall, ...]:
+    return tuple(RuntimeCall(name, standalone=standalone, waits_on=waits_on) for name in names)
 
 
 SYNC_RULES: tuple[Rule, ...] = (
@@ -67,7 +67,8 @@ SYNC_RULES: tuple[Rule, ...] = (
         fingerprint="`cudaEventSynchronize` | `hipEventSynchronize` | `cuEventSynchronize` (`cuda_sync` Event Sync)",
         fix="`event.wait(stream)` (a device-side wait) or poll `event.query()`, which does not block",
         references=(SYNC_DEBUG_DOC,),
-        runtime_calls=_calls("cudaEventSynchronize", "hipEventSynchronize", "cuEventSynchronize"),
+        runtime_calls=_calls("cudaEventSynchronize", "hipEventSynchronize", "cuEventSynchronize",
+                             waits_on=WaitScope.EVENT),
         sync_kinds=("Event Sync",),
         guard_patches=(GuardPatch("torch.cuda.Event.synchronize", needs_cuda=True),),
         lint_forms=("synchronize",),
@@ -87,7 +88,7 @@ SYNC_RULES: tuple[Rule, ...] = (
         fix="`other_stream.wait_stream(stream)`; record an event and wait on it on the device",
         references=(SYNC_DEBUG_DOC,),
         runtime_calls=_calls("cudaStreamSynchronize", "hipStreamSynchronize", "cuStreamSynchronize",
-                             standalone=False),
+                             standalone=False, waits_on=WaitScope.STREAM),
         sync_kinds=("Stream Sync",),
         guard_patches=(GuardPatch("torch.cuda.Stream.synchronize", needs_cuda=True),),
         lint_forms=("synchronize",),
