@@ -63,8 +63,12 @@ def test_machine_formats_are_strict_documents() -> None:
         for renderer in registry:
             text = renderer(build())
             if renderer.extension == ".json":
-                json.loads(text, parse_constant=lambda token: pytest.fail(f"{model} {renderer.name}: {token}"))
+                json.loads(text, parse_constant=_refuse_non_finite)
             assert "\x1b" not in text, f"{model} {renderer.name} writes terminal escapes without a terminal"
+
+
+def _refuse_non_finite(token: str) -> None:
+    raise AssertionError(f"non-finite number {token} in a JSON document")
 
 
 def test_no_golden_file_is_left_over() -> None:
