@@ -54,6 +54,8 @@ def gate_command(
     out: Annotated[Path | None, typer.Option(
         "--out", help="With --target: keep the trace in this folder (default: a temporary one).")] = None,
     small: Annotated[bool, typer.Option("--small", help="With --target: the workload's small preset.")] = False,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", min=0.0, help="With --target: stop the target after this many seconds.")] = None,
 ) -> None:
     """Fail CI when traces (or a freshly profiled target) hold more syncs than the baseline and budget allow.
 
@@ -69,7 +71,7 @@ def gate_command(
 
     items = list(traces or [])
     if target is None:
-        _reject_options(items, out=out, small=small)
+        _reject_options(items, out=out, small=small or timeout is not None)
     from synchunt.cli.analysis import input_files
     from synchunt.files import check_output
 
@@ -81,7 +83,7 @@ def gate_command(
         inputs += [baseline] if baseline is not None else []
         check_output(output, inputs=[*inputs, *([write_baseline] if write_baseline else [])], force=force)
     allow_list = load_baseline(baseline) if baseline is not None else None
-    with _trace_paths(items, target, out, small) as paths:
+    with _trace_paths(items, target, out, small, timeout) as paths:
         analysis = analyze(paths, mode=mode.value, thread=thread, scope=scope)
     result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict, max_idle_us=max_idle_us,
                       allow_partial=allow_partial)
@@ -96,26 +98,28 @@ def _reject_options(items: list[str], *, out: Path | None, small: bool) -> None:
     if not items:
         raise UsageError("give trace files to gate, or --target NAME to profile one first")
     if out is not None or small:
-        raise UsageError(f"{'--out' if out is not None else '--small'} only applies with --target NAME")
+        raise UsageError(f"{'--out' if out is not None else '--small/--timeout'} only applies with --target NAME")
     unknown = next((item for item in items if item.startswith("-")), None)
     if unknown is not None:
         raise UsageError(f"no such option: {unknown} (workload options need --target NAME)")
 
 
 @contextlib.contextmanager
-def _trace_paths(items: list[str], target: str | None, out: Path | None, small: bool) -> Iterator[list[Path]]:
+def _trace_paths(items: list[str], target: str | None, out: Path | None, small: bool,
+                 timeout: float | None) -> Iterator[list[Path]]:
     """The traces to gate: the given ones, or the one a fresh capture of ``target`` writes."""
     if target is None:
         yield [Path(item) for item in items]
         return
-    from synchunt.capture import CaptureSettings, capture, parse_extra_options, resolve_target
+    from synchunt.capture import CaptureSettings, parse_extra_options
+    from synchunt.capture.isolated import TargetSpec, capture_isolated
     from synchunt.cli.output import note
 
-    resolved = resolve_target(target, parse_extra_options(items), small=small)
+    spec = TargetSpec(target, parse_extra_options(items), small=small)
     with contextlib.ExitStack() as stack:
         folder = out if out is not None else Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="synchunt-gate-")))
-        captured = capture(resolved, folder, CaptureSettings())
+        captured = capture_isolated(spec, folder, CaptureSettings(), timeout_s=timeout)
         if out is not None:
             note(f"trace: {captured.path}")
         yield [captured.path]
