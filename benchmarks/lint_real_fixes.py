@@ -23,10 +23,11 @@ import argparse
 import os
 import subprocess
 import sys
-import tomllib
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = REPO_ROOT / "benchmarks" / "data" / "real_fixes.toml"
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         found, total, cleared, with_fix = per_repo[repo]
         print(f"{repo:34} {found:>4}/{total:<4}{100 * found / total:5.0f} % "
               f"{cleared:>4}/{with_fix:<4}{100 * cleared / max(with_fix, 1):5.0f} %")
-    found, total, cleared, with_fix = (sum(column) for column in zip(*per_repo.values()))
+    found, total, cleared, with_fix = (sum(column) for column in zip(*per_repo.values(), strict=True))
     print(f"{'overall':34} {found:>4}/{total:<4}{100 * found / total:5.1f} % "
           f"{cleared:>4}/{with_fix:<4}{100 * cleared / max(with_fix, 1):5.1f} %")
     print("recall by pattern: " + ", ".join(f"{name} {hit}/{all_}" for name, (hit, all_) in

@@ -12,9 +12,10 @@ import ast
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from synchunt.lint.bindings import build_scopes
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.provenance import Classifier
-from synchunt.lint.scopes import Scope, bind_target, build_scopes, function_scope
+from synchunt.lint.scopes import ITER, Scope, bind_target, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
 from synchunt.lint.walk import FastVisitor
 from synchunt.lint.where import Where
@@ -107,9 +108,9 @@ class ModuleLinter(FastVisitor):
         self.path = path
         self.plan = plan
         self.lines = source.splitlines()
-        self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions)
-        self.uses_torch = bool(torch_aliases or torch_functions)
         self.scopes = build_scopes(tree)
+        self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes)
+        self.uses_torch = bool(torch_aliases or torch_functions)
         self.scope: Scope = self.scopes[id(tree)]
         self.suppressions = find_suppressions(source)
         self.loop_depth = 0
@@ -200,7 +201,7 @@ class ModuleLinter(FastVisitor):
 
     def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
         for generator in node.generators:
-            bind_target(self.scope, generator.target, generator.iter, generator.iter.lineno, element=True)
+            bind_target(self.scope, generator.target, generator.iter, generator.iter.lineno, (ITER,))
         self.loop_depth += 1
         self.generic_visit(node)
         self.loop_depth -= 1

@@ -24,6 +24,7 @@ _JOIN_ORDER = (Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED)
 # "host" is not among them: `host_indices` in KV-cache code index the host pool and often live on the device.
 HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py"})
 _PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "ndarray", "NDArray"})
+_TENSOR_TYPES = ("Tensor", "Parameter", "Buffer")
 _CONTAINERS = frozenset({"list", "List", "dict", "Dict", "tuple", "Tuple", "Sequence", "set", "Set", "Iterable",
                          "Iterator", "Mapping", "MutableMapping", "Generator", "deque", "Deque", "FrozenSet",
                          "frozenset", "Callable", "DefaultDict", "OrderedDict"})
@@ -56,13 +57,34 @@ def annotation_where(annotation: ast.expr | None) -> Where | None:
         return None
     node = _strip_optional(annotation)
     text = ast.unparse(node).strip("'\"")
-    if text.rsplit(".", 1)[-1].endswith("Tensor"):
+    if text.rsplit(".", 1)[-1].endswith(_TENSOR_TYPES):
         return Where.TENSOR
     head = node.value if isinstance(node, ast.Subscript) else node
     head_name = ast.unparse(head).rsplit(".", 1)[-1]
     if head_name in _PLAIN_ANNOTATIONS or head_name in _CONTAINERS:
         return Where.VALUE
     return None
+
+
+def contained_annotation_where(annotation: ast.expr | None) -> Where | None:
+    """What the elements of an annotated container are: ``List[Tensor]`` → tensor, ``Dict[str, int]`` →
+    value, ``Tuple[Tensor, ...]`` → tensor; ``None`` when the annotation is not a container or says nothing."""
+    if annotation is None:
+        return None
+    node = _strip_optional(annotation)
+    if not isinstance(node, ast.Subscript):
+        return None
+    head_name = ast.unparse(node.value).rsplit(".", 1)[-1]
+    if head_name not in _CONTAINERS:
+        return None
+    parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if head_name in {"dict", "Dict", "Mapping", "MutableMapping", "DefaultDict", "OrderedDict"} and len(parts) == 2:
+        parts = parts[1:]  # the values, not the keys
+    found = [Where.TENSOR if contained_annotation_where(part) is Where.TENSOR else annotation_where(part)
+             for part in parts if not (isinstance(part, ast.Constant) and part.value is Ellipsis)]
+    if any(item is Where.TENSOR for item in found):
+        return Where.TENSOR
+    return Where.VALUE if found and all(item is Where.VALUE for item in found) else None
 
 
 def _strip_optional(node: ast.expr) -> ast.expr:

@@ -40,7 +40,7 @@ def mask_evidence(node: ast.expr, context: Context, depth: int = 0) -> str | Non
         return _call_is_mask(node, context)
     if isinstance(node, ast.Name):
         found = context.scope.lookup(node.id, getattr(node, "lineno", 0))
-        if found is not None and found[0].value is not None and not found[0].element:
+        if found is not None and found[0].value is not None and not found[0].path:
             return mask_evidence(found[0].value, context, depth + 1)
         return MaskEvidence.NAME if _named_mask(node.id) else None
     if isinstance(node, ast.Attribute):
