@@ -12,15 +12,14 @@ from typing import Any
 
 import pandas as pd
 
-from synchunt.attribute.callsite import FrameFilter
 from synchunt.attribute.enrich import ATTRIBUTED_COLUMNS, attribute
 from synchunt.detect import Mode, detect
 from synchunt.errors import TraceError, UsageError
+from synchunt.sites import PROFILER_STEP, Frame, FrameFilter, site_label
 from synchunt.trace import Trace, load_traces, vocab
 from synchunt.trace.decode import read_bytes
 
 SCHEMA = "synchunt.analysis/1"
-_PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
 @dataclass(frozen=True)
@@ -142,11 +141,12 @@ class Analysis:
 
 def site_labels(syncs: pd.DataFrame) -> pd.Series:
     """A readable key per sync's call site: ``file:line function``, or the op when no Python frame is known."""
-    def label(row: Any) -> str:
-        if row.file:
-            return f"{row.file}:{row.line} {row.function}"
-        return f"<no Python frame> {row.op}"
-    return pd.Series([label(r) for r in syncs.itertuples(index=False)], index=syncs.index, dtype=object)
+    def frame(row: Any) -> Frame | None:
+        if not (isinstance(row.file, str) and row.file):
+            return None
+        return Frame(row.file, int(row.line) if pd.notna(row.line) else 0, row.function)
+    labels = [site_label(frame(r), r.op) for r in syncs.itertuples(index=False)]
+    return pd.Series(labels, index=syncs.index, dtype=object)
 
 
 def analyze(sources: Trace | Analysis | str | Path | Iterable[Trace | Analysis | str | Path], *,
@@ -219,7 +219,7 @@ def _thread_labels(trace: Trace) -> tuple[str, ...]:
 
 def _scope_names(trace: Trace) -> tuple[str, ...]:
     names = trace.events.loc[trace.events["cat"] == vocab.USER_ANNOTATION, "name"].astype(str).unique()
-    return tuple(sorted(n for n in names if not _PROFILER_STEP.match(n)))
+    return tuple(sorted(n for n in names if not PROFILER_STEP.match(n)))
 
 
 def _check_known(what: str, value: str | None, per_trace: list[tuple[str, ...] | None]) -> None:

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from synchunt.attribute.callsite import Frame, FrameFilter, call_site, parse_call_stack
 from synchunt.detect import Detection
+from synchunt.rules import get_rule
+from synchunt.sites import Frame, FrameFilter, parse_call_stack, split_annotations
 from synchunt.trace import Trace, vocab
 from synchunt.trace.tree import ancestors
 
 SCOPE_SEPARATOR = " › "
-_PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
-_FRAME_NAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
 _DEVICE_ACTIVITY = (vocab.KERNEL, vocab.MEMCPY, vocab.MEMSET)
 # The profiler synchronizes the device itself when a recording window closes: not the target's sync.
 _PROFILER_FRAMES = ("torch/profiler/", "torch/autograd/profiler")
@@ -38,27 +37,26 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
     rows = []
     for sync in detection.syncs.itertuples(index=False):
         chain = ancestors(parent, int(sync.event))
-        python = [_frame(names[a]) for a in chain if cats[a] == vocab.PYTHON_FUNCTION]
+        python = [Frame.from_kineto_name(names[a]) for a in chain if cats[a] == vocab.PYTHON_FUNCTION]
         stack = [f for f in python if f is not None]
         if not stack:
             text = next((call_stacks[a] for a in [int(sync.event), *chain] if isinstance(call_stacks[a], str)), None)
             stack = parse_call_stack(text) if text else []
         if any(frame.file.startswith(_PROFILER_FRAMES) for frame in stack):
             continue
-        site = call_site(stack, frame_filter)
+        site = frame_filter.call_site(stack)
         ops = [names[a] for a in reversed(chain) if cats[a] == vocab.CPU_OP]
         if cats[int(sync.event)] == vocab.CPU_OP:
             ops.append(str(sync.op))
         annotations = [names[a] for a in reversed(chain) if cats[a] == vocab.USER_ANNOTATION]
-        scopes = [a for a in annotations if not _PROFILER_STEP.match(a)]
-        step = next((a for a in annotations if _PROFILER_STEP.match(a)), None)
+        scopes, step = split_annotations(annotations)
         rows.append({
-            "rule": sync.rule, "kind": sync.kind, "confirmed": bool(sync.confirmed), "op": sync.op,
+            "rule": sync.rule, "kind": get_rule(sync.rule).kind.value, "confirmed": bool(sync.confirmed), "op": sync.op,
             "op_chain": ops, "runtime": sync.runtime, "pid": sync.pid, "tid": sync.tid,
-            "thread": thread_names(sync.pid, sync.tid), "ts_us": float(sync.ts),
+            "thread": thread_names(sync.pid, sync.tid), "ts_us": float(sync.ts_us),
             "stall_us": float(sync.stall_us), "stall_source": sync.stall_source,
             "file": site.file if site else None, "line": site.line if site else None,
-            "function": site.function if site else None, "stack": [f.as_dict() for f in stack],
+            "function": site.function if site else None, "stack": [dataclasses.asdict(f) for f in stack],
             "scope": SCOPE_SEPARATOR.join(scopes), "scope_chain": scopes, "step": step,
             "waited_on": waited.find(list(sync.runtime_events)) if sync.confirmed else None,
             "direction": sync.direction if isinstance(sync.direction, str) else None,
@@ -66,13 +64,6 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
         })
     return pd.DataFrame(rows, columns=ATTRIBUTED_COLUMNS)
 
-
-
-def _frame(name: str) -> Frame | None:
-    match = _FRAME_NAME.match(name)
-    if match is None:
-        return Frame(name, 0, "") if name.startswith("<") else None
-    return Frame(match["file"], int(match["line"]), match["function"])
 
 
 class _WaitedOn:

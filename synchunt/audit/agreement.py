@@ -5,7 +5,7 @@ Agreement is decided per rule code, over the rules the trace can see in its dete
 * **agree** — both signals saw the same rules, the same number of syncs of each rule, and each rule at the
   same functions (the trace attributes a sync to a function, the guard to a line inside it).
 * **blind-spot** — the only differences are rules the trace cannot see in its mode. In latent mode (a CPU
-  trace) a rule is visible only when the catalogue gives it a latent trace op (``OpPattern.latent``): a
+  trace) a rule is visible only when the catalogue gives it a latent trace op (``Rule.latent_in_traces``): a
   blocking copy (SH2xx) is not, because ``.cpu()`` of a host tensor returns it and the trace has no copy to
   show; an explicit sync (SH3xx) has no device to wait for. In confirmed mode (a CUDA trace) every rule is
   visible.
@@ -30,7 +30,7 @@ def trace_can_see(code: str, mode: str) -> bool:
     rule = RULES_BY_CODE.get(code)
     if rule is None:  # a code the catalogue does not know: assume visible rather than excuse a difference
         return True
-    return any(pattern.latent for pattern in rule.trace_ops)
+    return rule.latent_in_traces
 
 
 def compare_signals(trace: Signal, guard: Signal, trace_mode: str) -> tuple[Agreement, tuple[str, ...]]:

@@ -9,6 +9,7 @@ from synchunt.cli import audit as _audit  # noqa: F401 - registers commands
 from synchunt.cli import catalog as _catalog  # noqa: F401 - registers commands
 from synchunt.cli import gate as _gate  # noqa: F401 - registers commands
 from synchunt.cli import lint as _lint  # noqa: F401 - registers commands
+from synchunt.cli import profile as _profile  # noqa: F401 - registers commands
 from synchunt.cli import report as _report  # noqa: F401 - registers commands
 from synchunt.cli.app import app
 from synchunt.errors import SynchuntError

@@ -50,7 +50,7 @@ def rules_command(
         for column in ("code", "name", "kind", "syncs"):
             table.add_column(column, overflow="fold")
         for r in chosen:
-            table.add_row(Text(r.code), Text(r.name), Text(r.kind.value), Text(r.what_syncs))
+            table.add_row(Text(r.code), Text(r.name), Text(r.kind.value), Text(r.what_it_does))
         console().print(table)
 
 

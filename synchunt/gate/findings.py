@@ -70,7 +70,7 @@ def _message(group: pd.DataFrame, code: str, has_frame: bool) -> str:
         text += f"; scopes {'; '.join(scopes)}"
     if not has_frame:
         text += "; no Python frame recorded (profile with with_stack=True to find the line)"
-    return f"{text}. Fix: {rule.alternative}"
+    return f"{text}. Fix: {rule.fix}"
 
 
 def _baseline_finding(usage: EntryUsage, result: GateResult, severity: Severity) -> Finding:

@@ -141,6 +141,24 @@ def device_to_host(call: OpCall) -> bool:
     return not call.arg("non_blocking")
 
 
+def host_to_device_blocking(call: OpCall) -> bool:
+    """A copy from host memory to a device without ``non_blocking``: ``memcpy_and_sync`` waits for the stream."""
+    source, source_type, _, target_type = _copy_ends(call)
+    if source is None or source_type != "cpu" or target_type in _HOST_DEVICE_TYPES or target_type is None:
+        return False
+    return not call.arg("non_blocking")
+
+
+def multinomial_checks(call: OpCall) -> bool:
+    """ATen validates the probabilities on the host when sampling without replacement or one sample."""
+    return not call.arg("replacement") or call.arg("num_samples") == 1
+
+
+def tensor_std(call: OpCall) -> bool:
+    """``normal(mean, std)`` checks ``std >= 0`` on the host when ``std`` is a tensor."""
+    return isinstance(call.arg("std"), torch.Tensor)
+
+
 def _is_pinned(tensor: torch.Tensor | None) -> bool:
     return tensor is not None and tensor.is_pinned()
 
@@ -171,6 +189,9 @@ PREDICATES: dict[str, Predicate] = {
     "truthiness": truthiness,
     "device-to-host": device_to_host,
     "pageable-non-blocking": pageable_non_blocking,
+    "host-to-device-blocking": host_to_device_blocking,
+    "multinomial-checks": multinomial_checks,
+    "tensor-std": tensor_std,
 }
 
 

@@ -1,11 +1,11 @@
 """Process-wide patches for the syncs that never reach the dispatcher as a catalogue op.
 
-- ``Tensor.tolist/cpu/numpy`` read a tensor on the host; on a CPU tensor nothing is dispatched, so the guard
-  reports them as latent SH201 (on a device tensor, as a real one; the copy they dispatch is not reported
-  twice). ``Tensor.__bool__`` and ``is_nonzero`` only mark the scalar read they make as truthiness (SH110).
-- On CUDA: ``torch.cuda.synchronize``, ``Event.synchronize``, ``Stream.synchronize`` (SH301–SH303), which
-  ``torch.cuda.set_sync_debug_mode`` does not see, and torch's sync debug mode itself as a second signal for
-  syncs no catalogue op explains.
+The catalogue's ``guard_patches`` say what to wrap: host reads such as ``Tensor.tolist`` (on a CPU tensor nothing
+is dispatched, so the guard reports them as latent; on a device tensor as real ones, and the copy they dispatch
+is not reported twice), explicit syncs such as ``torch.cuda.synchronize`` (invisible to
+``torch.cuda.set_sync_debug_mode``), and callables like ``Tensor.__bool__`` that only mark the scalar read they
+make as their rule's. On CUDA, torch's sync debug mode is a second signal: a sync it reports that no catalogue op
+explains is recorded under the catalogue's catch-all rule.
 
 The patches are installed while at least one guard is active on any thread and removed with the last one.
 Every wrapper checks the calling thread's state first, so unguarded threads only pay one attribute lookup.
@@ -23,10 +23,9 @@ import torch
 from synchunt.guard.classify import on_device
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.state import STATE, op_name, report
+from synchunt.rules import RULES, PatchEffect, catch_all_rule
 
-_HOST_READS = ("tolist", "cpu", "numpy")
 _SYNC_DEBUG_MESSAGE = "called a synchronizing CUDA operation"
-_COPY_OPS = frozenset({"aten::_to_copy", "aten::copy_", "aten::to"})
 
 
 def _describe_tensor(tensor: torch.Tensor) -> str:
@@ -34,28 +33,33 @@ def _describe_tensor(tensor: torch.Tensor) -> str:
     return f"self={str(tensor.dtype).removeprefix('torch.')}[{shape}] {tensor.device}"
 
 
-def _host_read(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+def _reporting(rule: str, op: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    """Report ``rule`` for each call on a guarded thread. A call on a tensor (a host read) is latent when the
+    tensor is not on a device, and the copy it dispatches is the same sync (not reported again)."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         state = STATE
         if not state.recorders or state.suppress:
-            return original(self, *args, **kwargs)
+            return original(*args, **kwargs)
         raw = capture_stack()
+        tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
         state.suppress += 1
         try:
-            result = original(self, *args, **kwargs)
+            result = original(*args, **kwargs)
         finally:
             state.suppress -= 1
-        report("SH201", f"Tensor.{name}", latent=not on_device(self), detail=_describe_tensor(self),
-               source="method", raw=raw)
+        report(rule, op, latent=tensor is not None and not on_device(tensor),
+               detail=_describe_tensor(tensor) if tensor is not None else "",
+               source="method" if tensor is not None else "explicit", raw=raw)
         return result
 
-    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", op)
     wrapper.__doc__ = original.__doc__
     return wrapper
 
 
-def _truthiness(original: Callable[..., bool]) -> Callable[..., bool]:
-    def wrapper(*args: Any, **kwargs: Any) -> bool:
+def _marking(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The scalar read made inside the call is the marking rule's (truthiness), not a generic scalar read."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         state = STATE
         state.truthiness += 1
         try:
@@ -64,20 +68,6 @@ def _truthiness(original: Callable[..., bool]) -> Callable[..., bool]:
             state.truthiness -= 1
 
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "__bool__")
-    wrapper.__doc__ = original.__doc__
-    return wrapper
-
-
-def _explicit_sync(rule: str, op: str, original: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not STATE.recorders:
-            return original(*args, **kwargs)
-        raw = capture_stack()
-        result = original(*args, **kwargs)
-        report(rule, op, latent=False, detail="", source="explicit", raw=raw)
-        return result
-
-    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", op)
     wrapper.__doc__ = original.__doc__
     return wrapper
 
@@ -125,10 +115,9 @@ class _SyncDebugSignal:
         state = STATE
         if state.recorders:
             op = op_name(state.last_op) if state.last_op is not None else "unknown"
-            # Copies are classified by direction at dispatch (blocking host-to-device, SH202, is not a guard
-            # rule); other ops the catalogue did not flag make an internal scalar read (SH109's mechanism).
-            if not state.suppress and not state.last_op_reported and op not in _COPY_OPS:
-                report("SH109", op, latent=False, detail="reported by torch.cuda sync debug mode",
+            # A sync no catalogue op or patch explained: recorded under the catch-all rule, with the op's name.
+            if not state.suppress and not state.last_op_reported:
+                report(catch_all_rule().code, op, latent=False, detail="reported by torch.cuda sync debug mode",
                        source="sync-debug", raw=capture_stack())
             return
         if not self.drop_unguarded:
@@ -172,25 +161,22 @@ class _Installation:
                 self._uninstall()
 
     def _install(self) -> None:
-        patches = [_AttributePatch(torch.Tensor, name, lambda original, n=name: _host_read(n, original))
-                   for name in _HOST_READS]
-        patches += [_AttributePatch(torch.Tensor, "__bool__", _truthiness),
-                    _AttributePatch(torch.Tensor, "is_nonzero", _truthiness),
-                    _AttributePatch(torch, "is_nonzero", _truthiness)]
-        if torch.cuda.is_available():
-            patches += [
-                _AttributePatch(torch.cuda, "synchronize",
-                                lambda f: _explicit_sync("SH301", "torch.cuda.synchronize", f)),
-                _AttributePatch(torch.cuda.Event, "synchronize",
-                                lambda f: _explicit_sync("SH302", "Event.synchronize", f)),
-                _AttributePatch(torch.cuda.Stream, "synchronize",
-                                lambda f: _explicit_sync("SH303", "Stream.synchronize", f)),
-            ]
-            accelerator = getattr(torch, "accelerator", None)
-            if accelerator is not None and hasattr(accelerator, "synchronize"):
-                patches.append(_AttributePatch(
-                    accelerator, "synchronize",
-                    lambda f: _explicit_sync("SH301", "torch.accelerator.synchronize", f)))
+        cuda = torch.cuda.is_available()
+        patches = []
+        for rule in RULES:
+            for patch in rule.guard_patches:
+                if patch.needs_cuda and not cuda:
+                    continue
+                owner = _resolve_owner(patch.target)
+                name = patch.target.rsplit(".", 1)[1]
+                if owner is None or not hasattr(owner, name):  # not in this torch build
+                    continue
+                if patch.effect is PatchEffect.MARK:
+                    patches.append(_AttributePatch(owner, name, _marking))
+                else:
+                    patches.append(_AttributePatch(
+                        owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
+        if cuda:
             self._sync_debug = _SyncDebugSignal()
         self._patches = patches
 
@@ -201,6 +187,19 @@ class _Installation:
         if self._sync_debug is not None:
             self._sync_debug.undo()
             self._sync_debug = None
+
+
+def _resolve_owner(target: str) -> Any:
+    """The object that holds the patched attribute: ``torch.Tensor`` for ``"torch.Tensor.tolist"``."""
+    parts = target.split(".")
+    if parts[0] != "torch":
+        raise ValueError(f"guard patch {target!r} is not under torch")
+    owner: Any = torch
+    for part in parts[1:-1]:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            return None
+    return owner
 
 
 INSTALLATION = _Installation()

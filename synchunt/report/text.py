@@ -50,7 +50,7 @@ def render_text(analysis: Analysis) -> RenderableType:
         body.append(", ".join(row.threads))
         for rule in rules:
             body.append("\nfix:      ", style="dim")
-            body.append(rule.alternative, style="green")
+            body.append(rule.fix, style="green")
         table.add_row(Text(str(number)), body, Text(str(row.count)),
                       Text(f"{format_us(row.stall_us)}\n({format_us(row.max_stall_us)})"),
                       Text("\n".join(f"{r.code}\n{r.name}" for r in rules)))

@@ -1,28 +1,27 @@
-"""The sync rule catalogue (standard library only)."""
+"""The sync rule catalogue (standard library only): the rules, the reviewed non-syncs, and lookups over them."""
 
 from __future__ import annotations
 
 from synchunt.rules.catalogue import RULES
-from synchunt.rules.model import GuardOp, Kind, OpPattern, Rule
-
-RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
-
-# Ops that look like a sync in a CPU trace but are not one: the masked-fill fast path of `x[mask] = 5`
-# reads its one-element CPU value with `.item()`.
-NOT_SYNCS: tuple[OpPattern, ...] = (OpPattern("aten::_local_scalar_dense", under="aten::_index_put_impl_"),)
-
-
-def get_rule(code: str) -> Rule:
-    """The rule with this code; ``KeyError`` names the unknown code."""
-    try:
-        return RULES_BY_CODE[code]
-    except KeyError:
-        raise KeyError(f"unknown rule code {code!r}") from None
+from synchunt.rules.index import RULES_BY_CODE, catch_all_rule, get_rule
+from synchunt.rules.model import (
+    Blocking,
+    GuardOp,
+    GuardPatch,
+    Kind,
+    OpRole,
+    PatchEffect,
+    Rule,
+    RuntimeCall,
+    TraceOp,
+)
+from synchunt.rules.not_syncs import NOT_SYNC_OPS, PROFILER_OWN_SYNC
 
 
 def rules_with_lint_form(form: str) -> list[Rule]:
     return [rule for rule in RULES if form in rule.lint_forms]
 
 
-__all__ = ["NOT_SYNCS", "RULES", "RULES_BY_CODE", "GuardOp", "Kind", "OpPattern", "Rule", "get_rule",
+__all__ = ["NOT_SYNC_OPS", "PROFILER_OWN_SYNC", "RULES", "RULES_BY_CODE", "Blocking", "GuardOp", "GuardPatch",
+           "Kind", "OpRole", "PatchEffect", "Rule", "RuntimeCall", "TraceOp", "catch_all_rule", "get_rule",
            "rules_with_lint_form"]

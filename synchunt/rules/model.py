@@ -1,32 +1,89 @@
-"""The shape of a sync rule. Standard library only: every layer of synchunt imports this."""
+"""The shape of a sync rule. Standard library only: every layer of synchunt imports this.
+
+A rule names everything any stage matches — trace ops and their roles, runtime and driver calls, ``cuda_sync``
+kinds, guard ops and patches, lint forms — and carries its documentation in ruff's sections (what it does,
+why it is bad, example, use instead) plus the sync-specific mechanism and trace fingerprint.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 
 class Kind(str, Enum):
-    """Why the host waits for the device."""
+    """Why the host waits for the device. Each kind owns one series of rule codes (``SH1xx`` …)."""
 
     DATA_DEPENDENT_READ = "data-dependent read"
     BLOCKING_COPY = "blocking copy"
     EXPLICIT_SYNC = "explicit sync"
 
+    @property
+    def series(self) -> str:
+        """The code prefix of this kind's rules: ``"SH1"``, ``"SH2"``, ``"SH3"``."""
+        return _SERIES[self]
+
+    @property
+    def heading(self) -> str:
+        return f"{self.series}xx — {self.value}s"
+
+    @classmethod
+    def of_code(cls, code: str) -> Kind:
+        """The kind a rule code belongs to by its series (``"SH101"`` → data-dependent read)."""
+        for kind, series in _SERIES.items():
+            if code.startswith(series):
+                return kind
+        raise KeyError(f"rule code {code!r} is in no series")
+
+
+_SERIES = {Kind.DATA_DEPENDENT_READ: "SH1", Kind.BLOCKING_COPY: "SH2", Kind.EXPLICIT_SYNC: "SH3"}
+
+
+class OpRole(str, Enum):
+    """What an aten op in a trace means for the rule that names it."""
+
+    CAUSE = "cause"  # the op's own work reads device data on the host; host reads beneath it are its sync
+    READ = "read"  # a host read of device data (a scalar read): charged to an enclosing cause or anchor
+    COPY = "copy"  # a copy op: the copy's direction picks the rule; charged like a read
+    ANCHOR = "anchor"  # not a sync by itself: a host read or copy beneath it is this rule's sync
+
 
 @dataclass(frozen=True)
-class OpPattern:
-    """An aten op as it appears in a Kineto trace (``cpu_op`` events), optionally only under another op.
+class TraceOp:
+    """An aten op as it appears in a Kineto trace (``cpu_op`` events).
 
-    ``latent`` marks ops that are themselves the data-dependent read, so that a CPU-only trace can flag
-    them as "would sync on a GPU". Copy ops are not latent: a CPU trace cannot tell their devices apart.
-    ``when`` names a condition on the op's recorded arguments (see ``synchunt.detect.conditions``).
+    ``under`` restricts the op to calls nested in another op (``aten::nonzero`` under ``aten::index`` is mask
+    indexing). ``latent`` marks ops that flag a CPU-only trace as "would sync on a GPU"; copies never do (a CPU
+    trace cannot tell their devices apart). ``when`` names a condition on the op's recorded arguments
+    (``synchunt.detect.conditions``).
     """
 
     op: str
+    role: OpRole = OpRole.CAUSE
     under: str | None = None
     latent: bool = True
     when: str | None = None
+
+
+class Blocking(str, Enum):
+    """When a runtime or driver call stalls the calling host thread."""
+
+    ALWAYS = "always"
+    # An asynchronous copy the driver makes synchronous: device to pageable (unpinned) host memory.
+    PAGEABLE_DEVICE_TO_HOST = "pageable device-to-host"
+
+
+@dataclass(frozen=True)
+class RuntimeCall:
+    """A CUDA/HIP runtime or CUDA driver API call (``cuda_runtime`` / ``cuda_driver`` events).
+
+    Stream syncs and copies are how ops read device data, so under a catalogue op the op's rule explains them;
+    ``standalone`` calls (device and event syncs, frees) are never an op's read and keep their own rule.
+    """
+
+    name: str
+    blocks: Blocking = Blocking.ALWAYS
+    standalone: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,37 +97,95 @@ class GuardOp:
     when: str | None = None
 
 
+class PatchEffect(str, Enum):
+    """What a guard patch does when the patched callable runs on a guarded thread."""
+
+    REPORT = "report"  # the call is this rule's sync: record it (and not the copy it dispatches)
+    MARK = "mark"  # the call is not itself recorded: the host read it makes is this rule's, not a generic one
+
+
+@dataclass(frozen=True)
+class GuardPatch:
+    """A Python-level callable the guard wraps: explicit syncs and host reads the dispatcher cannot see
+    (``torch.cuda.synchronize`` never dispatches an aten op; ``Tensor.tolist`` on a CPU tensor neither).
+
+    ``target`` is a dotted path from ``torch`` (``"torch.Tensor.tolist"``); ``needs_cuda`` patches exist only
+    where CUDA is available; ``op`` is the name records carry (default: the last two path parts).
+    """
+
+    target: str
+    effect: PatchEffect = PatchEffect.REPORT
+    needs_cuda: bool = False
+    op: str | None = None
+
+    @property
+    def op_name(self) -> str:
+        if self.op:
+            return self.op
+        parts = self.target.split(".")
+        return ".".join(parts[-2:]) if len(parts) > 2 else parts[-1]
+
+
 @dataclass(frozen=True)
 class Rule:
-    """One sync pattern: what syncs, why, how it looks in a trace, and what to write instead.
+    """One sync pattern: what syncs, why, how each stage recognises it, and what to write instead.
 
-    The doc fields (``what_it_does``, ``why_bad``, ``example``, ``use_instead``) are the user documentation:
-    ``docs/rules.md``, SARIF help text and the HTML report are generated from them.
+    Documentation (ruff's sections): ``title`` (the heading), ``what_it_does``, ``why_bad``, ``example``,
+    ``use_instead`` (the example rewritten), plus ``mechanism`` (what the runtime does), ``fingerprint`` (what a
+    trace shows) and ``fix`` (the advice in one line, as the terminal and the report show it). ``docs/rules.md``,
+    SARIF help and the HTML report are generated from these.
+
+    Recognition: ``trace_ops``; ``runtime_calls`` (host-blocking calls that no catalogue op encloses are this
+    rule's); ``sync_kinds`` (blocking ``cuda_sync`` kinds, for calls the catalogue does not name);
+    ``copy_direction`` (for ``COPY`` ops); ``guard_ops`` and ``guard_patches``; ``lint_forms``.
+    ``catch_all`` marks the one rule for blocking calls no other rule explains.
     """
 
     code: str
     name: str
-    kind: Kind
     title: str
-    what_syncs: str
-    mechanism: str
-    fingerprint: str
-    alternative: str
     what_it_does: str
     why_bad: str
     example: str
     use_instead: str
+    mechanism: str
+    fingerprint: str
+    fix: str
     references: tuple[str, ...] = ()
-    trace_ops: tuple[OpPattern, ...] = ()
-    runtime_calls: tuple[str, ...] = ()
+    trace_ops: tuple[TraceOp, ...] = ()
+    runtime_calls: tuple[RuntimeCall, ...] = ()
+    sync_kinds: tuple[str, ...] = ()
     copy_direction: str | None = None
     guard_ops: tuple[GuardOp, ...] = ()
-    lint_forms: tuple[str, ...] = field(default=())
+    guard_patches: tuple[GuardPatch, ...] = ()
+    lint_forms: tuple[str, ...] = ()
+    catch_all: bool = False
+
+    @property
+    def kind(self) -> Kind:
+        return Kind.of_code(self.code)
+
+    @property
+    def series(self) -> str:
+        return self.kind.series + "xx"
 
     @property
     def has_static_form(self) -> bool:
         return bool(self.lint_forms)
 
     @property
-    def series(self) -> str:
-        return self.code[:3] + "xx"
+    def stages(self) -> tuple[str, ...]:
+        """The stages that can catch this rule: ``trace``, ``guard``, ``lint`` (what the docs say)."""
+        found = []
+        if self.trace_ops or self.runtime_calls or self.sync_kinds or self.catch_all:
+            found.append("trace")
+        if self.guard_ops or any(p.effect is PatchEffect.REPORT for p in self.guard_patches) or self.catch_all:
+            found.append("guard")
+        if self.lint_forms:
+            found.append("lint")
+        return tuple(found)
+
+    @property
+    def latent_in_traces(self) -> bool:
+        """Whether a CPU-only trace can show this rule (as a latent sync)."""
+        return any(op.latent and op.role is not OpRole.COPY for op in self.trace_ops)

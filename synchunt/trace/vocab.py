@@ -28,20 +28,26 @@ DEVICE_CATEGORIES: frozenset[str] = frozenset({RUNTIME, DRIVER, KERNEL, MEMCPY, 
 # Categories that run on a host thread and nest (the containment tree is built over these).
 HOST_CATEGORIES: frozenset[str] = frozenset({CPU_OP, PYTHON_FUNCTION, USER_ANNOTATION, RUNTIME, DRIVER})
 
-# Host-blocking runtime calls: the host thread returns only when the device has caught up.
-BLOCKING_RUNTIME_CALLS: frozenset[str] = frozenset({
-    "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D",
-    "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cuStreamSynchronize", "cuCtxSynchronize",
-    "cuEventSynchronize", "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2",
-    "hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize", "hipMemcpy", "hipMemcpyWithStream",
-})
-# Asynchronous copies: blocking only when the host side is pageable (the driver stages them).
-ASYNC_COPY_CALLS: frozenset[str] = frozenset({"cudaMemcpyAsync", "hipMemcpyAsync", "cuMemcpyAsync"})
-# Never a host stall, even though a `cuda_sync` event may be recorded for them.
-NON_BLOCKING_CALLS: frozenset[str] = frozenset({"cudaEventQuery", "hipEventQuery", "cudaStreamWaitEvent",
-                                                "hipStreamWaitEvent", "cudaStreamQuery", "hipStreamQuery"})
-# `cuda_sync` kinds that stall the host (Stream Wait Event is a device-side wait).
-BLOCKING_SYNC_KINDS: frozenset[str] = frozenset({"Stream Sync", "Event Sync", "Context Sync"})
+# Categories whose events are host-side API calls into the device runtime or driver.
+RUNTIME_CATEGORIES: frozenset[str] = frozenset({RUNTIME, DRIVER})
+# Device-side activities: what runs on a stream.
+DEVICE_ACTIVITY_CATEGORIES: frozenset[str] = frozenset({KERNEL, MEMCPY, MEMSET})
+# The kinds a `cuda_sync` event's `args.cuda_sync_kind` takes (Kineto's CUPTI synchronization records).
+SYNC_KINDS: frozenset[str] = frozenset({"Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event"})
+# Copy directions as they appear in `gpu_memcpy` activity names ("Memcpy DtoH (Device -> Pageable)").
+COPY_DIRECTIONS: tuple[str, ...] = ("DtoH", "HtoD", "DtoD", "HtoH", "PtoP")
+PAGEABLE_MARK = "Pageable"
+
+
+def copy_direction(memcpy_name: str) -> str | None:
+    """``"DtoH"`` for ``"Memcpy DtoH (Device -> Pageable)"``; ``None`` when the name says no direction."""
+    return next((direction for direction in COPY_DIRECTIONS if direction in memcpy_name), None)
+
+
+def is_pageable_device_to_host(memcpy_name: str) -> bool:
+    """A device-to-host copy whose host side is pageable memory (the driver makes it synchronous)."""
+    return copy_direction(memcpy_name) == "DtoH" and PAGEABLE_MARK in memcpy_name
+
 
 # Argument keys of interest (everything else in `args` is skipped while decoding).
 ARG_CORRELATION = "correlation"

@@ -51,7 +51,7 @@ def test_audit_agreement_names_each_kind_of_difference() -> None:
 
 def test_audit_agreement_visibility_comes_from_the_catalogue() -> None:
     for rule in RULES:
-        has_latent_op = any(pattern.latent for pattern in rule.trace_ops)
+        has_latent_op = rule.latent_in_traces
         assert trace_can_see(rule.code, "latent") is has_latent_op
         assert trace_can_see(rule.code, "confirmed")
     assert trace_can_see("SH101", "latent") and not trace_can_see("SH201", "latent")

@@ -34,9 +34,9 @@ def test_multi_stream_trace_counts_only_the_device_sync(hta_traces):
     assert list(syncs["runtime"]) == ["cudaDeviceSynchronize"]
 
 
-def test_alexnet_blocking_pageable_copies_and_device_syncs(hta_traces):
+def test_alexnet_blocking_pageable_copies_device_syncs_and_frees(hta_traces):
     syncs = synchunt.analyze(hta_traces / ALEXNET).syncs
-    assert len(syncs) == 21
+    assert len(syncs) == 36
     copies = syncs[syncs["rule"] == "SH202"]
     assert len(copies) == 16
     assert (copies["direction"] == "HtoD").all()
@@ -44,12 +44,21 @@ def test_alexnet_blocking_pageable_copies_and_device_syncs(hta_traces):
     # H2D from pageable memory is staged without a device wait; the stream sync after it is the stall.
     assert (copies["runtime"] == "cudaStreamSynchronize").all()
     assert (syncs["rule"] == "SH301").sum() == 5
+    # The caching allocator returns memory with cudaFree, which synchronizes the device: 15 host stalls, one of
+    # them 6 s under cudnn_convolution (a workspace allocation retried after freeing the cache).
+    frees = syncs[syncs["rule"] == "SH304"]
+    assert len(frees) == 15 and (frees["runtime"] == "cudaFree").all()
+    assert frees["stall_us"].max() == 6008692.0
 
 
 def test_amd_trace_hip_calls(hta_traces):
-    syncs = synchunt.analyze(hta_traces / AMD).syncs
-    assert len(syncs) == 3
-    assert sorted(syncs["runtime"]) == ["hipDeviceSynchronize", "hipMemcpyWithStream", "hipMemcpyWithStream"]
+    trace = synchunt.load_trace(hta_traces / AMD)
+    detection = detect(trace)
+    syncs = synchunt.analyze(trace).syncs
+    assert len(syncs) == 2
+    assert sorted(syncs["runtime"]) == ["hipMemcpyWithStream", "hipMemcpyWithStream"]
+    # The final hipDeviceSynchronize, under no op after the last ProfilerStep, is the profiler's own.
+    assert [s.runtime for s in detection.set_aside] == ["hipDeviceSynchronize"]
     copies = syncs[syncs["runtime"] == "hipMemcpyWithStream"]
     assert (copies["rule"] == "SH202").all() and (copies["op"] == "aten::copy_").all()
 

@@ -77,7 +77,7 @@ def test_github_annotates_each_call_site_and_the_stale_entry_at_its_line(result,
     assert masked[1] == "error" and masked[2] == "workloads/hicache_dcp/translate.py"
     assert int(masked[3]) == masked_line(result)
     assert masked[5].startswith("8 latent syncs (SH101 boolean-mask-index: aten::nonzero) on scheduler")
-    assert get_rule("SH101").alternative.split("`")[0] in masked[5]
+    assert get_rule("SH101").fix.split("`")[0] in masked[5]
     assert by_title["SH110 tensor-truthiness"][2].endswith("cuda_event_sync/event_sync_trace.json.gz")
     stale = by_title["baseline-stale"]
     assert (stale[1], stale[2], stale[3]) == ("warning", str(baseline_path), "9")

@@ -45,7 +45,7 @@ def test_warnings_add_records_for_unflagged_ops_on_the_guarded_thread_only(debug
             warnings.warn(MESSAGE, UserWarning, stacklevel=1)  # becomes a record for aten::flip
             torch.ones(()).item()  # SH109 from dispatch; its warning must not add a second record
             warnings.warn(MESSAGE, UserWarning, stacklevel=1)
-            torch.arange(4).to(torch.float64)  # a copy: classified by direction at dispatch, not here
+            torch.arange(4).to(torch.float64)  # a copy no guard op flagged: the warning is all there is
             warnings.warn(MESSAGE, UserWarning, stacklevel=1)
             _warn_from_another_thread()  # not guarded: dropped, since the mode was off before
             warnings.warn("unrelated", UserWarning, stacklevel=1)  # passes through
@@ -56,8 +56,9 @@ def test_warnings_add_records_for_unflagged_ops_on_the_guarded_thread_only(debug
         assert warnings.showwarning is original_showwarning
         assert not [entry for entry in warnings.filters if entry[1] is not None and entry[1].pattern == MESSAGE]
     assert [(r.rule, r.op, r.source, r.latent) for r in recorder.syncs] == [
-        ("SH109", "aten::flip", "sync-debug", False),
+        ("SH300", "aten::flip", "sync-debug", False),
         ("SH109", "aten::_local_scalar_dense", "dispatch", True),
+        ("SH300", "aten::_to_copy", "sync-debug", False),
     ]
     assert recorder.syncs[0].filename == __file__
     assert [str(w.message) for w in shown] == ["unrelated"]

@@ -77,7 +77,7 @@ def rule_doc(code: str) -> dict[str, Any]:
     """The parts of a rule the report explains: what syncs and why, and what to write instead."""
     rule = get_rule(code)
     return {"code": rule.code, "name": rule.name, "kind": rule.kind.value, "title": rule.title,
-            "mechanism": rule.mechanism, "why_bad": rule.why_bad, "alternative": rule.alternative,
+            "mechanism": rule.mechanism, "why_bad": rule.why_bad, "alternative": rule.fix,
             "example": rule.example, "use_instead": rule.use_instead, "references": list(rule.references)}
 
 

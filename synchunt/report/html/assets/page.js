@@ -101,7 +101,7 @@
         ruleCell.appendChild(prose("div", r.title, "muted"));
         why.appendChild(prose("p", r.mechanism));
         why.appendChild(el("details", {}, el("summary", { text: "why it hurts" }), prose("p", r.why_bad)));
-        fix.appendChild(prose("p", r.alternative, "fix"));
+        fix.appendChild(prose("p", r.fix, "fix"));
         if (r.example) {
           fix.appendChild(el("div", { cls: "muted", text: "instead of" }));
           fix.appendChild(el("pre", { text: r.example }));

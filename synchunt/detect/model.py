@@ -1,0 +1,62 @@
+"""What detection finds: one typed record per sync, and the blocking calls it set aside with the reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+
+import msgspec
+import pandas as pd
+
+
+class Mode(str, Enum):
+    AUTO = "auto"
+    CONFIRMED = "confirmed"
+    LATENT = "latent"
+
+
+class DetectedSync(msgspec.Struct, frozen=True):
+    """One sync. ``event`` is the row (in ``trace.events``) of the op that caused it, or of the blocking call
+    itself when no catalogue op encloses it; ``runtime_events`` are the blocking calls it is made of."""
+
+    event: int
+    rule: str
+    confirmed: bool
+    op: str
+    runtime: str
+    runtime_events: tuple[int, ...]
+    ts_us: float
+    stall_us: float
+    stall_source: str
+    direction: str | None
+    pid: int | str
+    tid: int | str
+
+
+class SetAside(msgspec.Struct, frozen=True):
+    """A blocking call that is not the target's sync (the profiler's own device synchronize), kept so that the
+    output can say it was set aside and why."""
+
+    event: int
+    runtime: str
+    ts_us: float
+    stall_us: float
+    pid: int | str
+    tid: int | str
+    reason: str
+
+
+SYNC_COLUMNS = list(DetectedSync.__struct_fields__)
+
+
+@dataclass(frozen=True, eq=False)
+class Detection:
+    mode: Mode
+    records: tuple[DetectedSync, ...]
+    set_aside: tuple[SetAside, ...] = ()
+
+    @cached_property
+    def syncs(self) -> pd.DataFrame:
+        """The records as a DataFrame (``SYNC_COLUMNS``), for pandas users."""
+        return pd.DataFrame([msgspec.structs.astuple(r) for r in self.records], columns=SYNC_COLUMNS)

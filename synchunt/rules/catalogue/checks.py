@@ -1,0 +1,85 @@
+"""SH111–SH114 — data-dependent reads hidden in an op's own checks or in a Python-level comparison.
+
+These ops return fixed-shape results, yet read a device value on the host: to validate their inputs
+(`multinomial`, `normal` with a tensor std, linalg's error checks) or because the answer is a Python bool
+(`torch.equal`, `torch.allclose`).
+"""
+
+from __future__ import annotations
+
+from synchunt.rules.catalogue.refs import LINALG_DOC, MULTINOMIAL_DOC, SYNC_DEBUG_DOC
+from synchunt.rules.model import GuardOp, OpRole, Rule, TraceOp
+
+CHECK_RULES: tuple[Rule, ...] = (
+    Rule(
+        code="SH111",
+        name="multinomial-validity-check",
+        title="`torch.multinomial` without replacement or with one sample",
+        what_it_does="Flags `torch.multinomial(p, n)` without replacement, or with `n == 1`: ATen validates the "
+        "probabilities first.",
+        why_bad="The fast path checks that no probability is negative, infinite or NaN and that rows do not sum "
+        "to zero, reading each check's result back to the host before sampling: a full stall per sampling step.",
+        example="next_ids = torch.multinomial(probs, num_samples=1)",
+        use_instead="next_ids = (probs / torch.empty_like(probs).exponential_()).argmax(dim=-1, keepdim=True)",
+        mechanism="`multinomial` computes `((p.max() < inf) & (p.min() >= 0)).item()` and `(p.sum(-1) == 0)"
+        ".sum().item()` when `replacement=False` or `num_samples == 1`.",
+        fingerprint="`aten::multinomial` › `aten::item` › `aten::_local_scalar_dense` › D2H + stream sync",
+        fix="sample with the Gumbel-max trick (`(p / exponential_noise).argmax(-1)`), which needs no host check",
+        references=(MULTINOMIAL_DOC, "pytorch/pytorch#11931"),
+        trace_ops=(TraceOp("aten::multinomial", role=OpRole.ANCHOR),),
+        guard_ops=(GuardOp("multinomial", when="multinomial-checks"),),
+    ),
+    Rule(
+        code="SH112",
+        name="normal-tensor-std-check",
+        title="`torch.normal` with a tensor `std`",
+        what_it_does="Flags `torch.normal(mean, std)` where `std` is a tensor: ATen checks `std >= 0` on the host.",
+        why_bad="The check reads `std.min() >= 0` back to the host before sampling, so every call waits for the "
+        "kernels that produced `std`.",
+        example="noise = torch.normal(mu, sigma)",
+        use_instead="noise = mu + sigma * torch.randn_like(mu)  # sigma known to be non-negative",
+        mechanism="`normal(Tensor mean, Tensor std)` runs `TORCH_CHECK(std.min().ge(0).item<bool>())`.",
+        fingerprint="`aten::normal` › `aten::item` › `aten::_local_scalar_dense` › D2H + stream sync",
+        fix="`mean + std * torch.randn_like(mean)`, which has no host-side check",
+        references=("https://pytorch.org/docs/stable/generated/torch.normal.html",),
+        trace_ops=(TraceOp("aten::normal", role=OpRole.ANCHOR),),
+        guard_ops=(GuardOp("normal", when="tensor-std"),),
+    ),
+    Rule(
+        code="SH113",
+        name="tensor-value-comparison",
+        title="`torch.equal` / `torch.allclose`: a Python bool from device data",
+        what_it_does="Flags `torch.equal(a, b)`, `torch.allclose(a, b)` and `a.equal(b)` / `a.allclose(b)` on "
+        "device tensors.",
+        why_bad="The answer is a Python `bool`, so the comparison's result must reach the host: the call waits for "
+        "both operands and everything queued before them.",
+        example="if not torch.allclose(out, ref):\n    fallback()",
+        use_instead="ok = torch.isclose(out, ref).all()  # a device bool; torch._assert_async(ok) for a check",
+        mechanism="`equal` and `allclose` reduce on the device and read the reduction with `.item()`.",
+        fingerprint="`aten::allclose` › `aten::item` › `aten::_local_scalar_dense`, or `aten::equal` › D2H + sync",
+        fix="keep the comparison on the device (`torch.isclose(a, b).all()`, `torch.eq(a, b).all()`) and assert "
+        "it with `torch._assert_async`",
+        references=(SYNC_DEBUG_DOC,),
+        trace_ops=(TraceOp("aten::equal"), TraceOp("aten::allclose", role=OpRole.ANCHOR)),
+        guard_ops=(GuardOp("equal"), GuardOp("allclose")),
+    ),
+    Rule(
+        code="SH114",
+        name="linalg-error-check",
+        title="Linear algebra that checks its result on the host (`linalg.inv`, `cholesky`, `solve`, …)",
+        what_it_does="Flags `torch.linalg` calls that raise on singular or non-positive-definite input "
+        "(`inv`, `cholesky`, `solve`, `lu_factor`, `eigh`, `inv_ex(check_errors=True)` …).",
+        why_bad="To raise a Python error the op reads its `info` tensor back to the host after the factorization, "
+        "so the host waits for the whole decomposition.",
+        example="w = torch.linalg.inv(h)",
+        use_instead="w, info = torch.linalg.inv_ex(h)  # check info on the device or after a sync point",
+        mechanism="`at::_linalg_check_errors(info, …)` evaluates `info.any().item()` (and, on failure, more "
+        "reads) on the host.",
+        fingerprint="`aten::_linalg_check_errors` › `aten::item` › `aten::_local_scalar_dense` › D2H + sync",
+        fix="the `_ex` variants (`linalg.inv_ex`, `cholesky_ex`, `solve_ex`, `lu_factor_ex`), which return `info` "
+        "without checking it",
+        references=(LINALG_DOC,),
+        trace_ops=(TraceOp("aten::_linalg_check_errors", role=OpRole.ANCHOR),),
+        guard_ops=(GuardOp("_linalg_check_errors"),),
+    ),
+)
