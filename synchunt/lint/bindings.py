@@ -87,8 +87,9 @@ class ScopeBuilder(FastVisitor):
         ScopeBuilder(class_body, self.scopes, f"{self.prefix}{node.name}.", klass=klass).visit_body(node.body)
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        # The new binding holds after the statement: a multi-line right side still reads the old one.
         for target in node.targets:
-            bind_target(self.scope, target, node.value, node.lineno)
+            bind_target(self.scope, target, node.value, node.end_lineno or node.lineno)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.target, ast.Subscript):  # `totals[k] += v` puts what `v` is into `totals`
@@ -98,7 +99,7 @@ class ScopeBuilder(FastVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
-            bind_target(self.scope, node.target, node.value, node.lineno)
+            bind_target(self.scope, node.target, node.value, node.end_lineno or node.lineno)
         elif isinstance(node.target, ast.Name):
             fixed = annotation_where(node.annotation) or name_where(node.target.id)
             binding = Binding(node.lineno, fixed=fixed, fixed_contents=contained_annotation_where(node.annotation))

@@ -39,12 +39,22 @@ class Plan:
 
     by_type: dict[type[ast.AST], list[PlanEntry]]
     calls_by_name: dict[str, list[PlanEntry]]
+    calls_by_suffix: tuple[tuple[str, list[PlanEntry]], ...] = ()
+
+    def calls_named(self, callee: str) -> list[PlanEntry] | None:
+        found = self.calls_by_name.get(callee)
+        if found is None and callee:
+            for suffix, entries in self.calls_by_suffix:
+                if callee.endswith(suffix):
+                    return entries
+        return found
 
 
 def build_plan(rules: Sequence[Rule]) -> Plan:
     """The detectors of the rules' ``lint_forms``; an unknown form raises ``KeyError``."""
     by_type: dict[type[ast.AST], list[PlanEntry]] = {}
     calls_by_name: dict[str, list[PlanEntry]] = {}
+    calls_by_suffix: dict[str, list[PlanEntry]] = {}
     for rule in rules:
         for spec in rule.lint_forms:
             form, argument = resolve(spec)
@@ -53,9 +63,11 @@ def build_plan(rules: Sequence[Rule]) -> Plan:
                 if node_type is ast.Call:
                     for name in form.callees(argument):
                         calls_by_name.setdefault(name, []).append(entry)
+                    if form.call_suffix:
+                        calls_by_suffix.setdefault(form.call_suffix, []).append(entry)
                 else:
                     by_type.setdefault(node_type, []).append(entry)
-    return Plan(by_type, calls_by_name)
+    return Plan(by_type, calls_by_name, tuple(calls_by_suffix.items()))
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -109,8 +121,8 @@ class ModuleLinter(FastVisitor):
         self.plan = plan
         self.lines = source.splitlines()
         self.scopes = build_scopes(tree)
-        self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes)
-        self.uses_torch = bool(torch_aliases or torch_functions)
+        self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
+        self.uses_torch = bool(torch_aliases or torch_functions) or _imports_torch_helpers(tree)
         self.scope: Scope = self.scopes[id(tree)]
         self.suppressions = find_suppressions(source)
         self.loop_depth = 0
@@ -132,7 +144,7 @@ class ModuleLinter(FastVisitor):
         kind = type(node)
         if kind is ast.Call:
             callee = _callee_name(node.func, self.classifier.torch_functions)  # type: ignore[attr-defined]
-            entries = self.plan.calls_by_name.get(callee)
+            entries = self.plan.calls_named(callee)
         else:
             callee, entries = "", self.plan.by_type.get(kind)
         if entries:
@@ -285,6 +297,12 @@ class ModuleLinter(FastVisitor):
         else:
             last = statement.end_lineno or first
         return min(first, line), max(last, end_line)
+
+
+def _imports_torch_helpers(tree: ast.Module) -> bool:
+    """``from ..utils.torch_utils import device_synchronize``: torch code that reaches torch through helpers."""
+    return any(isinstance(node, ast.ImportFrom) and node.module and "torch" in node.module
+               for node in _statements(tree.body))
 
 
 def _callee_name(func: ast.expr, aliases: dict[str, str]) -> str:

@@ -34,6 +34,7 @@ class Binding:
     kind: str = ""
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     until: int | None = None
+    parameter: str = ""  # for a parameter that says nothing itself: its name (its callers may say more)
 
     @property
     def module(self) -> bool:
@@ -134,10 +135,14 @@ def bind_target(scope: Scope, target: ast.expr, value: ast.expr | None, line: in
         scope.klass.attributes.setdefault(target.attr, []).append((Binding(line, value, path), scope))
 
 
-def parameter_binding(argument: ast.arg, line: int) -> Binding:
-    """A parameter's provenance from its annotation, else from its name."""
+def parameter_binding(argument: ast.arg, line: int, function: FunctionNode | None = None) -> Binding:
+    """A parameter's provenance from its annotation, else from its name, else (for a ``def``) from what
+    the module's calls pass it."""
     fixed = annotation_where(argument.annotation) or name_where(argument.arg)
-    return Binding(line, fixed=fixed, fixed_contents=contained_annotation_where(argument.annotation))
+    contents = contained_annotation_where(argument.annotation)
+    if fixed is Where.UNKNOWN and contents is None and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return Binding(line, kind="parameter", function=function, parameter=argument.arg)
+    return Binding(line, fixed=fixed, fixed_contents=contents)
 
 
 def function_scope(node: FunctionNode, qualname: str, parent: Scope | None,
@@ -148,7 +153,10 @@ def function_scope(node: FunctionNode, qualname: str, parent: Scope | None,
     positional = [*arguments.posonlyargs, *arguments.args]
     if klass is not None and positional and positional[0].arg == "self":
         scope.klass = klass
-    for argument in [*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
-        if argument is not None:
-            scope.bind(argument.arg, parameter_binding(argument, node.lineno))
+    for argument in [*positional, *arguments.kwonlyargs]:
+        scope.bind(argument.arg, parameter_binding(argument, node.lineno, node))
+    for argument in (arguments.vararg, arguments.kwarg):
+        if argument is not None:  # `*args`, `**kwargs`: a tuple and a dict
+            scope.bind(argument.arg, Binding(node.lineno, fixed=Where.VALUE,
+                                             fixed_contents=annotation_where(argument.annotation)))
     return scope

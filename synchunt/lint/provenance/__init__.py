@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from synchunt.lint.callsites import CallSite, index_calls
 from synchunt.lint.provenance import calls, contents
 from synchunt.lint.provenance.syntax import constant_device, dotted_name, is_true, keyword, self_attributes
 from synchunt.lint.provenance.tables import HOST_CONTAINER_ATTRIBUTES, TENSOR_ONLY_ATTRIBUTES
@@ -30,13 +31,30 @@ class Classifier:
     ``scopes`` (from :func:`synchunt.lint.bindings.build_scopes`) lets calls read local functions' returns."""
 
     def __init__(self, torch_aliases: dict[str, str], numpy_aliases: set[str], torch_functions: dict[str, str],
-                 scopes: dict[int, Scope] | None = None):
+                 scopes: dict[int, Scope] | None = None, tree: ast.Module | None = None):
         self.torch_aliases = torch_aliases
         self.numpy_aliases = numpy_aliases
         self.torch_functions = torch_functions  # `from torch import unique as u` → {"u": "unique"}
         self.scopes = scopes or {}
+        self.tree = tree
         self.active: set[tuple[int, ...]] = set()  # what is being evaluated now: no infinite recursion
         self.returns_memo: dict[tuple[int, tuple[Step, ...]], Where] = {}
+        self.parameters_memo: dict[tuple[int, str, tuple[Step, ...]], Where] = {}
+        self._call_sites: dict[int, list[CallSite]] | None = None
+        self._nested: set[int] | None = None
+
+    def call_sites(self) -> dict[int, list[CallSite]]:
+        """The module's calls to its own functions (found on first use)."""
+        if self._call_sites is None:
+            self._call_sites = index_calls(self.tree, self.scopes) if self.tree is not None else {}
+        return self._call_sites
+
+    def nested_functions(self) -> set[int]:
+        """``id()`` of functions defined inside other functions (closures: called only where they are seen)."""
+        if self._nested is None:
+            self._nested = {id(scope.node) for scope in self.scopes.values()
+                            if scope.node is not None and scope.parent is not None and scope.parent.node is not None}
+        return self._nested
 
     def where(self, node: ast.AST | None, scope: Scope, line: int | None = None) -> Where:
         if node is None:
@@ -88,6 +106,8 @@ class Classifier:
     def binding(self, binding: Binding, owner: Scope, key: tuple[int, int]) -> Where:
         if binding.fixed is not None:
             return binding.fixed
+        if binding.parameter and binding.function is not None:
+            return calls.parameter_where(self, binding.function, binding.parameter)
         if binding.value is None:
             return Where.UNKNOWN
         if binding.path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from synchunt.lint.callsites import NOT_PASSED, argument_of
 from synchunt.lint.provenance import contents
 from synchunt.lint.provenance.syntax import constant_device, dotted_name, is_true, keyword
 from synchunt.lint.provenance.tables import (
@@ -149,6 +150,44 @@ def function_outputs(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[
             yielded.append(node.value)
         stack.extend(ast.iter_child_nodes(node))
     return (yielded, True) if yielded else (returned, False)
+
+
+def parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                    path: tuple[Step, ...] = ()) -> Where:
+    """What the module's calls pass for a parameter that says nothing itself.
+
+    Every call must agree. A public function may have callers elsewhere, so its callers only ever prove
+    "a tensor"; a private one (``_name``, or nested in a function) is taken at its callers' word."""
+    key = (id(function), name, path)
+    if key not in c.parameters_memo:
+        c.parameters_memo[key] = c.guarded((id(function), hash(name), hash(path)),
+                                           lambda: _parameter_where(c, function, name, path))
+    return c.parameters_memo[key]
+
+
+def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                     path: tuple[Step, ...]) -> Where:
+    sites = c.call_sites().get(id(function), [])
+    if not sites:
+        return Where.UNKNOWN
+    found: set[Where] = set()
+    for call, scope, through_self in sites:
+        value = argument_of(call, function, name, through_self)
+        if value is NOT_PASSED:
+            return Where.UNKNOWN
+        found.add(contents.follow(c, value, path, scope, call.lineno))
+    agreed = next((where for where, allowed in _AGREEMENTS if found <= allowed), None)
+    if agreed is None:
+        return Where.UNKNOWN
+    private = (function.name.startswith("_") and not function.name.endswith("__")) or (
+        id(function) in c.nested_functions())
+    if private:
+        return agreed
+    return Where.TENSOR if agreed in (Where.DEVICE, Where.TENSOR) else Where.UNKNOWN
+
+
+_AGREEMENTS = ((Where.DEVICE, {Where.DEVICE}), (Where.TENSOR, {Where.DEVICE, Where.TENSOR}),
+               (Where.CPU, {Where.CPU}), (Where.CPU_NAMED, {Where.CPU, Where.CPU_NAMED}), (Where.VALUE, {Where.VALUE}))
 
 
 def is_module(node: ast.expr, scope: Scope, line: int) -> bool:

@@ -111,6 +111,10 @@ def _name(c: Classifier, node: ast.Name, path: Path, scope: Scope, line: int) ->
                 binding.fixed if binding.fixed.is_tensor else Where.UNKNOWN))
         elif binding.value is not None:
             parts.append(_part(c, binding.value, (*binding.path, *path), owner, binding.line))
+        elif binding.parameter and binding.function is not None:
+            from synchunt.lint.provenance.calls import parameter_where  # calls imports this module
+
+            parts.append(parameter_where(c, binding.function, binding.parameter, path))
     written = scope.contents_of(node.id)
     if written is not None:
         parts.extend(_written(c, [(content, written[1]) for content in written[0]], path))

@@ -51,7 +51,7 @@ TENSOR_ONLY_METHODS = frozenset({
     "copy_", "fill_", "zero_", "add_", "sub_", "mul_", "div_", "clamp_", "clamp", "clamp_min", "clamp_max",
     "unsqueeze_", "squeeze_", "repeat_interleave", "softmax", "log_softmax", "topk", "argmax", "argmin",
     "isin", "isnan", "isinf", "isfinite", "sigmoid", "exp", "to", "cuda", "permute", "transpose", "abs",
-    "norm", "square", "sqrt", "rsqrt", "masked_select", "bincount",
+    "norm", "square", "sqrt", "rsqrt", "masked_select", "bincount", "t",
 })
 # Attributes only a tensor (or a parameter) has.
 TENSOR_ONLY_ATTRIBUTES = frozenset({"grad"})

@@ -28,6 +28,7 @@ CHECK_RULES: tuple[Rule, ...] = (
         references=(MULTINOMIAL_DOC, "pytorch/pytorch#11931"),
         trace_ops=(TraceOp("aten::multinomial", role=OpRole.ANCHOR),),
         guard_ops=(GuardOp("multinomial", when="multinomial-checks"),),
+        lint_forms=("multinomial-checked",),
     ),
     Rule(
         code="SH112",
@@ -44,6 +45,7 @@ CHECK_RULES: tuple[Rule, ...] = (
         references=("https://pytorch.org/docs/stable/generated/torch.normal.html",),
         trace_ops=(TraceOp("aten::normal", role=OpRole.ANCHOR),),
         guard_ops=(GuardOp("normal", when="tensor-std"),),
+        lint_forms=("normal-tensor-std",),
     ),
     Rule(
         code="SH113",
@@ -62,6 +64,7 @@ CHECK_RULES: tuple[Rule, ...] = (
         references=(SYNC_DEBUG_DOC,),
         trace_ops=(TraceOp("aten::equal"), TraceOp("aten::allclose", role=OpRole.ANCHOR)),
         guard_ops=(GuardOp("equal"), GuardOp("allclose")),
+        lint_forms=("call:equal", "method:equal", "call:allclose", "method:allclose"),
     ),
     Rule(
         code="SH114",
@@ -81,5 +84,6 @@ CHECK_RULES: tuple[Rule, ...] = (
         references=(LINALG_DOC,),
         trace_ops=(TraceOp("aten::_linalg_check_errors", role=OpRole.ANCHOR),),
         guard_ops=(GuardOp("_linalg_check_errors"),),
+        lint_forms=("linalg-checked",),
     ),
 )

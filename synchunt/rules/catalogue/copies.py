@@ -60,6 +60,7 @@ COPY_RULES: tuple[Rule, ...] = (
         copy_direction="HtoD",
         guard_ops=(GuardOp("_to_copy", when="host-to-device-blocking"),
                    GuardOp("copy_", when="host-to-device-blocking")),
+        lint_forms=("host-to-device", "copy-into:device"),
     ),
     Rule(
         code="SH203",
@@ -124,5 +125,6 @@ COPY_RULES: tuple[Rule, ...] = (
         trace_ops=(TraceOp("aten::copy_", role=OpRole.COPY, latent=False),),
         copy_direction="DtoH",
         guard_ops=(GuardOp("copy_", when="device-to-host"),),
+        lint_forms=("copy-into:host",),
     ),
 )

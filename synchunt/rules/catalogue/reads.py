@@ -175,7 +175,8 @@ READ_RULES: tuple[Rule, ...] = (
         references=(SYNC_DEBUG_DOC,),
         trace_ops=(TraceOp("aten::_local_scalar_dense", role=OpRole.READ),),
         guard_ops=(GuardOp("_local_scalar_dense", when="not-truthiness"),),
-        lint_forms=("method:item", "builtin-scalar"),
+        lint_forms=("method:item", "builtin-scalar", "builtin-minmax", "tensor-of-tensors", "size-from-tensor",
+                    "sequence-repeat"),
     ),
     Rule(
         code="SH110",
