@@ -32,7 +32,8 @@ import tomllib
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = REPO_ROOT / "benchmarks" / "data" / "real_fixes.toml"
 FIELDS = {"repo": str, "commit": str, "parent": str, "file": str, "sync_line": int, "fixed_lines": list,
-          "pattern": str, "rule": str, "note": str}
+          "pattern": str, "rule": str, "split": str, "note": str}
+SPLITS = ("dev", "held-out")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class RealFix:
     fixed_lines: tuple[int, ...]
     pattern: str
     rule: str
+    split: str
     note: str
 
 
@@ -57,6 +59,8 @@ def load_manifest(path: Path = MANIFEST) -> list[RealFix]:
         for name, kind in FIELDS.items():
             if not isinstance(entry.get(name), kind) or isinstance(entry.get(name), bool):
                 raise ValueError(f"{path.name}: fix #{index}: {name!r} must be a {kind.__name__}")
+        if entry["split"] not in SPLITS:
+            raise ValueError(f"{path.name}: fix #{index}: split must be one of {', '.join(SPLITS)}")
         fixes.append(RealFix(**{**entry, "fixed_lines": tuple(entry["fixed_lines"])}))
     return fixes
 
@@ -113,33 +117,39 @@ def main(argv: list[str] | None = None) -> int:
         return cache[key]
 
     per_repo: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # found, total, cleared, with fix
+    per_split: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     per_pattern: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for fix in fixes:
         hits = covered(findings_of(fix, fix.parent), fix.sync_line)
-        counts = per_repo[fix.repo]
-        counts[0] += bool(hits)
-        counts[1] += 1
+        cleared = None
+        if fix.fixed_lines:
+            fixed = findings_of(fix, fix.commit)
+            left = [finding for line in fix.fixed_lines for finding in covered(fixed, line)]
+            cleared = not left
+            if left and args.verbose:
+                print(f"  flags  {fix.repo} {fix.commit[:10]} {fix.file}:{fix.fixed_lines} "
+                      f"{', '.join(sorted({f'{f.code} {f.confidence.value}' for f in left}))}")
+        for counts in (per_repo[fix.repo], per_split[fix.split]):
+            counts[0] += bool(hits)
+            counts[1] += 1
+            counts[2] += bool(cleared)
+            counts[3] += cleared is not None
         per_pattern[fix.pattern][0] += bool(hits)
         per_pattern[fix.pattern][1] += 1
         if not hits and args.verbose:
             print(f"  miss   {fix.repo} {fix.commit[:10]} {fix.file}:{fix.sync_line} [{fix.pattern}] {fix.note}")
-        if fix.fixed_lines:
-            fixed = findings_of(fix, fix.commit)
-            left = [finding for line in fix.fixed_lines for finding in covered(fixed, line)]
-            counts[2] += not left
-            counts[3] += 1
-            if left and args.verbose:
-                print(f"  flags  {fix.repo} {fix.commit[:10]} {fix.file}:{fix.fixed_lines} "
-                      f"{', '.join(sorted({f'{f.code} {f.confidence.value}' for f in left}))}")
-    print(f"synchunt lint on {len(fixes)} real sync fixes, --min-confidence {args.min_confidence}")
-    print(f"{'repository':34} {'recall':>14} {'fix-cleared':>14}")
-    for repo in repos:
-        found, total, cleared, with_fix = per_repo[repo]
-        print(f"{repo:34} {found:>4}/{total:<4}{100 * found / total:5.0f} % "
-              f"{cleared:>4}/{with_fix:<4}{100 * cleared / max(with_fix, 1):5.0f} %")
-    found, total, cleared, with_fix = (sum(column) for column in zip(*per_repo.values(), strict=True))
-    print(f"{'overall':34} {found:>4}/{total:<4}{100 * found / total:5.1f} % "
-          f"{cleared:>4}/{with_fix:<4}{100 * cleared / max(with_fix, 1):5.1f} %")
+    print(f"synchunt lint on {len(fixes)} real sync fixes from {len(repos)} repositories, "
+          f"--min-confidence {args.min_confidence}")
+    print(f"{'':34} {'recall':>14} {'fix-cleared':>14}")
+    for name in [*repos, *SPLITS, "overall"]:
+        if name == "overall":
+            row = [sum(column) for column in zip(*per_split.values(), strict=True)]
+        else:
+            row = (per_repo if name in per_repo else per_split)[name]
+        found, total, cleared, with_fix = row
+        label = name if name in per_repo else f"[{name}]"
+        print(f"{label:34} {found:>4}/{total:<4}{100 * found / max(total, 1):5.1f} % "
+              f"{cleared:>4}/{with_fix:<4}{100 * cleared / max(with_fix, 1):5.1f} %")
     print("recall by pattern: " + ", ".join(f"{name} {hit}/{all_}" for name, (hit, all_) in
                                              sorted(per_pattern.items())))
     return 0
