@@ -22,7 +22,7 @@ from synchunt.lint.scopes import (
     subscript_root,
 )
 from synchunt.lint.walk import FastVisitor
-from synchunt.lint.where import Where, annotation_where, contained_annotation_where, name_where
+from synchunt.lint.where import Where, annotation_where, name_where
 
 _ADDERS = {"append": False, "add": False, "appendleft": False, "extend": True, "update": True}
 
@@ -102,7 +102,7 @@ class ScopeBuilder(FastVisitor):
             bind_target(self.scope, node.target, node.value, node.end_lineno or node.lineno)
         elif isinstance(node.target, ast.Name):
             fixed = annotation_where(node.annotation) or name_where(node.target.id)
-            binding = Binding(node.lineno, fixed=fixed, fixed_contents=contained_annotation_where(node.annotation))
+            binding = Binding(node.lineno, fixed=fixed, annotation=node.annotation)
             self.scope.bind(node.target.id, binding)
             if self.klass is not None and fixed is not Where.UNKNOWN:  # a dataclass field: `seq_lens: Tensor`
                 self.klass.attributes.setdefault(node.target.id, []).append((binding, self.scope))

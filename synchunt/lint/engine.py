@@ -112,8 +112,8 @@ def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str], dict[str, str]
 class ModuleLinter(FastVisitor):
     """Lints one parsed module; :meth:`run` returns its findings."""
 
-    def __init__(self, tree: ast.Module, source: str, path: str,
-                 plan: Plan) -> None:
+    def __init__(self, tree: ast.Module, source: str, path: str, plan: Plan, *,
+                 honor_suppressions: bool = True) -> None:
         super().__init__()
         torch_aliases, numpy_aliases, torch_functions = _imports(tree)
         self.tree = tree
@@ -124,7 +124,7 @@ class ModuleLinter(FastVisitor):
         self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
         self.uses_torch = bool(torch_aliases or torch_functions) or _imports_torch_helpers(tree)
         self.scope: Scope = self.scopes[id(tree)]
-        self.suppressions = find_suppressions(source)
+        self.suppressions = find_suppressions(source) if honor_suppressions else {}
         self.loop_depth = 0
         self.hot_context: str | None = None
         self.host_waited = False

@@ -12,17 +12,17 @@ import ast
 from dataclasses import dataclass, field
 from typing import Literal
 
-from synchunt.lint.where import Where, annotation_where, contained_annotation_where, name_where
+from synchunt.lint.where import ITER as ITER  # re-exported: the path step
+from synchunt.lint.where import Where, annotation_where, name_where
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 Step = int | None | Literal["iter"]  # "iter": one element of an iterable; an int: that component; None: any
-ITER: Literal["iter"] = "iter"
 
 
 @dataclass(frozen=True)
 class Binding:
     """``name = value`` at ``line`` through ``path``; ``fixed`` when the provenance is known without a value
-    (parameters, imports), ``fixed_contents`` for what a fixed container holds (``List[int]``: values).
+    (parameters, imports), ``annotation`` for what a fixed container holds (``List[int]``: values).
     ``kind`` is ``"module"``, ``"function"`` or ``"class"`` for imports and definitions; ``until`` bounds a
     binding that holds only inside a block (``if isinstance(x, torch.Tensor):``)."""
 
@@ -30,7 +30,7 @@ class Binding:
     value: ast.expr | None = None
     path: tuple[Step, ...] = ()
     fixed: Where | None = None
-    fixed_contents: Where | None = None
+    annotation: ast.expr | None = None
     kind: str = ""
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     until: int | None = None
@@ -139,10 +139,10 @@ def parameter_binding(argument: ast.arg, line: int, function: FunctionNode | Non
     """A parameter's provenance from its annotation, else from its name, else (for a ``def``) from what
     the module's calls pass it."""
     fixed = annotation_where(argument.annotation) or name_where(argument.arg)
-    contents = contained_annotation_where(argument.annotation)
-    if fixed is Where.UNKNOWN and contents is None and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if fixed is Where.UNKNOWN and argument.annotation is None and isinstance(
+            function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return Binding(line, kind="parameter", function=function, parameter=argument.arg)
-    return Binding(line, fixed=fixed, fixed_contents=contents)
+    return Binding(line, fixed=fixed, annotation=argument.annotation)
 
 
 def function_scope(node: FunctionNode, qualname: str, parent: Scope | None,
@@ -157,6 +157,7 @@ def function_scope(node: FunctionNode, qualname: str, parent: Scope | None,
         scope.bind(argument.arg, parameter_binding(argument, node.lineno, node))
     for argument in (arguments.vararg, arguments.kwarg):
         if argument is not None:  # `*args`, `**kwargs`: a tuple and a dict
-            scope.bind(argument.arg, Binding(node.lineno, fixed=Where.VALUE,
-                                             fixed_contents=annotation_where(argument.annotation)))
+            each = argument.annotation  # `*args: Tensor`: a tuple of tensors
+            annotation = ast.Subscript(ast.Name("tuple"), ast.Tuple([each, ast.Constant(...)])) if each else None
+            scope.bind(argument.arg, Binding(node.lineno, fixed=Where.VALUE, annotation=annotation))
     return scope

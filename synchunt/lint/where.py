@@ -24,7 +24,9 @@ _JOIN_ORDER = (Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED)
 # "host" is not among them: `host_indices` in KV-cache code index the host pool and often live on the device.
 HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py"})
 _PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "ndarray", "NDArray"})
-_TENSOR_TYPES = ("Tensor", "Parameter", "Buffer")
+ITER = "iter"  # the path step "one element of iterating it" (see synchunt.lint.scopes)
+_TENSOR_NAMES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "DefaultDict", "OrderedDict", "defaultdict"})
 _CONTAINERS = frozenset({"list", "List", "dict", "Dict", "tuple", "Tuple", "Sequence", "set", "Set", "Iterable",
                          "Iterator", "Mapping", "MutableMapping", "Generator", "deque", "Deque", "FrozenSet",
                          "frozenset", "Callable", "DefaultDict", "OrderedDict"})
@@ -57,7 +59,8 @@ def annotation_where(annotation: ast.expr | None) -> Where | None:
         return None
     node = _strip_optional(annotation)
     text = ast.unparse(node).strip("'\"")
-    if text.rsplit(".", 1)[-1].endswith(_TENSOR_TYPES):
+    last = text.rsplit(".", 1)[-1]
+    if last.endswith("Tensor") or last in _TENSOR_NAMES:
         return Where.TENSOR
     head = node.value if isinstance(node, ast.Subscript) else node
     head_name = ast.unparse(head).rsplit(".", 1)[-1]
@@ -66,25 +69,34 @@ def annotation_where(annotation: ast.expr | None) -> Where | None:
     return None
 
 
-def contained_annotation_where(annotation: ast.expr | None) -> Where | None:
-    """What the elements of an annotated container are: ``List[Tensor]`` → tensor, ``Dict[str, int]`` →
-    value, ``Tuple[Tensor, ...]`` → tensor; ``None`` when the annotation is not a container or says nothing."""
-    if annotation is None:
-        return None
-    node = _strip_optional(annotation)
-    if not isinstance(node, ast.Subscript):
-        return None
-    head_name = ast.unparse(node.value).rsplit(".", 1)[-1]
-    if head_name not in _CONTAINERS:
-        return None
-    parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if head_name in {"dict", "Dict", "Mapping", "MutableMapping", "DefaultDict", "OrderedDict"} and len(parts) == 2:
-        parts = parts[1:]  # the values, not the keys
-    found = [Where.TENSOR if contained_annotation_where(part) is Where.TENSOR else annotation_where(part)
-             for part in parts if not (isinstance(part, ast.Constant) and part.value is Ellipsis)]
-    if any(item is Where.TENSOR for item in found):
-        return Where.TENSOR
-    return Where.VALUE if found and all(item is Where.VALUE for item in found) else None
+def annotation_part_where(annotation: ast.expr | None, path: tuple[object, ...]) -> Where | None:
+    """What the part of an annotated value that ``path`` reaches is: ``List[Tensor]`` + one element → tensor,
+    ``Tuple[str, Tensor]`` + component 0 → value, ``Dict[str, Tensor]`` + an element → tensor (iterating: the
+    keys). ``None`` when the annotation says nothing about that part."""
+    node = annotation
+    for index, step in enumerate(path):
+        if node is None:
+            return None
+        node = _strip_optional(node)
+        if not isinstance(node, ast.Subscript):
+            return None
+        head = ast.unparse(node.value).rsplit(".", 1)[-1]
+        parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head in _MAPPINGS and len(parts) == 2:
+            node = parts[0] if step == ITER else parts[1]
+        elif head in {"tuple", "Tuple"}:
+            if len(parts) == 2 and isinstance(parts[1], ast.Constant) and parts[1].value is Ellipsis:
+                node = parts[0]
+            elif isinstance(step, int) and -len(parts) <= step < len(parts):
+                node = parts[step]
+            else:
+                found = [annotation_part_where(part, path[index + 1:]) for part in parts]
+                return join([item for item in found if item is not None]) if all(found) else None
+        elif head in _CONTAINERS and head != "Callable":
+            node = parts[0]
+        else:
+            return None
+    return annotation_where(node) if node is not None else None
 
 
 def _strip_optional(node: ast.expr) -> ast.expr:

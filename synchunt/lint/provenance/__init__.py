@@ -13,6 +13,8 @@ This module holds the :class:`Classifier` and the rules for names, attributes, o
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import TypeVar
 
 from synchunt.lint.callsites import CallSite, index_calls
 from synchunt.lint.provenance import calls, contents
@@ -23,6 +25,8 @@ from synchunt.lint.where import Where, join, name_says_host
 
 __all__ = ["Classifier", "constant_device", "dotted_name", "is_true", "keyword", "self_attributes"]
 
+T = TypeVar("T")
+MAX_NESTING = 30  # evaluations in progress at once; past this, "unknown" (and no deep recursion)
 _ARITHMETIC_ONLY_ON_ARRAYS = (ast.Sub, ast.Div, ast.FloorDiv, ast.MatMult, ast.Pow)
 
 
@@ -37,9 +41,8 @@ class Classifier:
         self.torch_functions = torch_functions  # `from torch import unique as u` → {"u": "unique"}
         self.scopes = scopes or {}
         self.tree = tree
-        self.active: set[tuple[int, ...]] = set()  # what is being evaluated now: no infinite recursion
-        self.returns_memo: dict[tuple[int, tuple[Step, ...]], Where] = {}
-        self.parameters_memo: dict[tuple[int, str, tuple[Step, ...]], Where] = {}
+        self.active: set[tuple[object, ...]] = set()  # what is being evaluated now: no infinite recursion
+        self.memo: dict[tuple[object, ...], object] = {}
         self._call_sites: dict[int, list[CallSite]] | None = None
         self._nested: set[int] | None = None
 
@@ -67,15 +70,20 @@ class Classifier:
         """Where what ``path`` reaches inside ``node`` lives (default: one element of iterating it)."""
         return contents.follow(self, node, path, scope, line if line is not None else getattr(node, "lineno", 0))
 
-    def guarded(self, key: tuple[int, ...], compute) -> Where:
-        """``compute()`` unless ``key`` is already being computed (a value defined through itself)."""
-        if key in self.active or len(self.active) > 60:
+    def guarded(self, key: tuple[object, ...], compute: Callable[[], T]) -> T | Where:
+        """``compute()``, once per ``key`` (bindings, containers and attributes are read many times), and
+        ``UNKNOWN`` while ``key`` is being computed (a value defined through itself)."""
+        if key in self.memo:
+            return self.memo[key]  # type: ignore[return-value]
+        if key in self.active or len(self.active) > MAX_NESTING:
             return Where.UNKNOWN
         self.active.add(key)
         try:
-            return compute()
+            result = compute()
         finally:
             self.active.discard(key)
+        self.memo[key] = result
+        return result
 
     # -- names and attributes -------------------------------------------------------------------------
     def _Name(self, node: ast.Name, scope: Scope, line: int) -> Where:
@@ -85,7 +93,7 @@ class Classifier:
         result = Where.UNKNOWN
         if found is not None:
             binding, owner = found
-            result = self.binding(binding, owner, key=(id(owner), hash(node.id)))
+            result = self.binding(binding, owner, key=(id(owner), node.id))
         return _named(node.id, result)
 
     def _Attribute(self, node: ast.Attribute, scope: Scope, line: int) -> Where:
@@ -98,12 +106,13 @@ class Classifier:
             return Where.VALUE
         attributes = self_attributes(node, scope)
         if attributes is not None:
-            key = (id(attributes), hash(node.attr))
-            found = [self.binding(binding, owner, key=key) for binding, owner in attributes]
-            return _named(node.attr, join(found))
+            key = (id(attributes), node.attr)
+            found = self.guarded(("attribute", *key), lambda: join(
+                [self.binding(binding, owner, key=key) for binding, owner in attributes]))
+            return _named(node.attr, found)
         return _named(node.attr, Where.UNKNOWN)
 
-    def binding(self, binding: Binding, owner: Scope, key: tuple[int, int]) -> Where:
+    def binding(self, binding: Binding, owner: Scope, key: tuple[int, str]) -> Where:
         if binding.fixed is not None:
             return binding.fixed
         if binding.parameter and binding.function is not None:

@@ -22,7 +22,7 @@ from synchunt.lint.provenance.tables import (
     VALUE_TORCH_CALLS,
 )
 from synchunt.lint.scopes import ITER, Scope, Step
-from synchunt.lint.where import Where, annotation_where, contained_annotation_where, join, name_says_host
+from synchunt.lint.where import Where, annotation_part_where, annotation_where, join, name_says_host
 
 if TYPE_CHECKING:
     from synchunt.lint.provenance import Classifier
@@ -112,14 +112,11 @@ def local_function(func: ast.expr, scope: Scope, line: int) -> ast.FunctionDef |
 
 def returns(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...]) -> Where:
     """Where what ``function`` returns lives (or what ``path`` reaches inside it)."""
-    key = (id(function), path)
-    if key not in c.returns_memo:
-        c.returns_memo[key] = c.guarded((id(function), hash(path), -1), lambda: _returns(c, function, path))
-    return c.returns_memo[key]
+    return c.guarded(("returns", id(function), path), lambda: _returns(c, function, path))
 
 
 def _returns(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...]) -> Where:
-    declared = (contained_annotation_where if path else annotation_where)(function.returns)
+    declared = annotation_part_where(function.returns, path) if path else annotation_where(function.returns)
     if declared is not None:
         return declared
     scope = c.scopes.get(id(function))
@@ -158,11 +155,7 @@ def parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunction
 
     Every call must agree. A public function may have callers elsewhere, so its callers only ever prove
     "a tensor"; a private one (``_name``, or nested in a function) is taken at its callers' word."""
-    key = (id(function), name, path)
-    if key not in c.parameters_memo:
-        c.parameters_memo[key] = c.guarded((id(function), hash(name), hash(path)),
-                                           lambda: _parameter_where(c, function, name, path))
-    return c.parameters_memo[key]
+    return c.guarded(("parameter", id(function), name, path), lambda: _parameter_where(c, function, name, path))
 
 
 def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,

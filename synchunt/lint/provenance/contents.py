@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from synchunt.lint.provenance.syntax import self_attributes
 from synchunt.lint.provenance.tables import HOST_CONTAINER_ATTRIBUTES, HOST_CONTAINER_METHODS, PASS_THROUGH_BUILTINS
-from synchunt.lint.scopes import ITER, Content, Scope, Step
-from synchunt.lint.where import Where, join
+from synchunt.lint.scopes import ITER, Binding, Content, Scope, Step
+from synchunt.lint.where import Where, annotation_part_where, join
 
 if TYPE_CHECKING:
     from synchunt.lint.provenance import Classifier
@@ -32,11 +32,16 @@ def key_step(index: ast.expr) -> Step:
     return None
 
 
+MAX_DEPTH = 4  # containers nested deeper than this are not followed (recursive code grows paths without end)
+
+
 def follow(c: Classifier, node: ast.expr, path: Path, scope: Scope, line: int) -> Where:
     """Where the part of ``node`` that ``path`` reaches lives (``UNKNOWN`` without evidence)."""
     if not path:
         return c.where(node, scope, line)
-    found = c.guarded((id(node), hash(path), line), lambda: _follow(c, node, path, scope, line))
+    if len(path) > MAX_DEPTH:
+        return Where.UNKNOWN
+    found = c.guarded(("follow", id(node), path, line), lambda: _follow(c, node, path, scope, line))
     return Where.UNKNOWN if found is None else found
 
 
@@ -89,7 +94,9 @@ def _follow(c: Classifier, node: ast.expr, path: Path, scope: Scope, line: int) 
 def _part(c: Classifier, node: ast.expr, path: Path, scope: Scope, line: int) -> Where | None:
     if not path:
         return c.where(node, scope, line)
-    return c.guarded((id(node), hash(path), line), lambda: _follow(c, node, path, scope, line))
+    if len(path) > MAX_DEPTH:
+        return Where.UNKNOWN
+    return c.guarded(("follow", id(node), path, line), lambda: _follow(c, node, path, scope, line))
 
 
 def _sequence(c: Classifier, elements: list[ast.expr], step: Step, rest: Path, scope: Scope,
@@ -107,8 +114,7 @@ def _name(c: Classifier, node: ast.Name, path: Path, scope: Scope, line: int) ->
     if found is not None:
         binding, owner = found
         if binding.fixed is not None:
-            parts.append(binding.fixed_contents if binding.fixed_contents is not None else (
-                binding.fixed if binding.fixed.is_tensor else Where.UNKNOWN))
+            parts.append(_fixed_part(binding, path))
         elif binding.value is not None:
             parts.append(_part(c, binding.value, (*binding.path, *path), owner, binding.line))
         elif binding.parameter and binding.function is not None:
@@ -128,12 +134,21 @@ def _attribute(c: Classifier, node: ast.Attribute, path: Path, scope: Scope, lin
     parts: list[Where | None] = []
     for binding, owner in attributes or ():
         if binding.fixed is not None:
-            parts.append(binding.fixed if binding.fixed.is_tensor else binding.fixed_contents)
+            parts.append(_fixed_part(binding, path))
         elif binding.value is not None:
             parts.append(_part(c, binding.value, (*binding.path, *path), owner, binding.line))
     if scope.klass is not None and isinstance(node.value, ast.Name) and node.value.id == "self":
         parts.extend(_written(c, scope.klass.contents.get(node.attr, []), path))
     return _join(parts) if parts else Where.UNKNOWN
+
+
+def _fixed_part(binding: Binding, path: Path) -> Where | None:
+    """A part of a value known without its source: from the annotation, else a tensor's rows are tensors."""
+    declared = annotation_part_where(binding.annotation, path)
+    if declared is not None:
+        return declared
+    assert binding.fixed is not None
+    return binding.fixed if binding.fixed.is_tensor else Where.UNKNOWN
 
 
 def _written(c: Classifier, items: list[tuple[Content, Scope]], path: Path) -> list[Where | None]:

@@ -1,0 +1,34 @@
+"""Provenance that follows data the way real code moves it: each file in tests/lint/provenance/ marks the
+findings it must produce with `# expect: <code> <confidence>` (all rules, all confidences); no other line
+may be flagged."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from synchunt.lint import lint_paths
+
+CASES = sorted((Path(__file__).parent / "provenance").glob("*.py"))
+_EXPECT = re.compile(r"#\s*expect:\s*(SH\d{3})\s+(high|medium|low)")
+
+
+def expected(path: Path) -> set[tuple[int, str, str]]:
+    return {(number, match.group(1), match.group(2))
+            for number, line in enumerate(path.read_text().splitlines(), start=1)
+            if (match := _EXPECT.search(line))}
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)
+def test_findings_match_markers(path: Path):
+    findings = lint_paths([path])
+    assert {(finding.line, finding.code, finding.confidence.value) for finding in findings} == expected(path)
+
+
+def test_every_case_has_positive_and_negative_lines():
+    for path in CASES:
+        marked = expected(path)
+        assert marked, path.name
+        assert len([line for line in path.read_text().splitlines() if line.strip()]) > 2 * len(marked)
