@@ -35,6 +35,32 @@ def build_scopes(tree: ast.Module) -> dict[int, Scope]:
     return scopes
 
 
+def _device_check(test: ast.expr) -> tuple[str, Where] | None:
+    """``x.is_cuda`` → ``("x", DEVICE)``; ``x.device.type == "cpu"`` / ``x.is_cpu`` → ``("x", CPU)``;
+    ``not ...`` and ``!=`` flip the answer. Only plain names are narrowed."""
+    flipped = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, flipped = test.operand, not flipped
+    name, on_host = None, None
+    if isinstance(test, ast.Attribute) and test.attr in {"is_cuda", "is_cpu"} and isinstance(test.value, ast.Name):
+        name, on_host = test.value.id, test.attr == "is_cpu"
+    elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+          and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in {"cpu", "cuda"}):
+        subject = test.left
+        if isinstance(subject, ast.Attribute) and subject.attr == "type":
+            subject = subject.value
+        if isinstance(subject, ast.Attribute) and subject.attr == "device" and isinstance(subject.value, ast.Name):
+            name, on_host = subject.value.id, test.comparators[0].value == "cpu"
+            flipped ^= isinstance(test.ops[0], ast.NotEq)
+    if name is None or on_host is None:
+        return None
+    return name, Where.CPU if on_host != flipped else Where.DEVICE
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
 def _is_tensor_check(test: ast.expr) -> str | None:
     """The name that ``isinstance(name, torch.Tensor)`` / ``torch.is_tensor(name)`` proves a tensor."""
     if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
@@ -128,10 +154,22 @@ class ScopeBuilder(FastVisitor):
     visit_AsyncFor = visit_For
 
     def visit_If(self, node: ast.If) -> None:
+        end = max(statement.end_lineno or statement.lineno for statement in node.body)
         name = _is_tensor_check(node.test)
-        if name is not None and node.body:
-            end = max(statement.end_lineno or statement.lineno for statement in node.body)
+        if name is not None:
             self.scope.bind(name, Binding(node.lineno, fixed=Where.TENSOR, until=end))
+        checked = _device_check(node.test)
+        if checked is not None:
+            name, inside = checked
+            outside = Where.DEVICE if inside is Where.CPU else Where.CPU
+            self.scope.bind(name, Binding(node.lineno, fixed=inside, until=end))
+            if node.orelse:
+                start = node.orelse[0].lineno
+                self.scope.bind(name, Binding(start - 1, fixed=outside,
+                                              until=max(item.end_lineno or item.lineno for item in node.orelse)))
+            elif _exits(node.body) and self.scope.node is not None:
+                # `if x.is_cuda: return ...`: below, x is on the other side (until the function ends)
+                self.scope.bind(name, Binding(end, fixed=outside, until=self.scope.node.end_lineno))
         self.generic_visit(node)
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:

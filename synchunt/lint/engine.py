@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from synchunt.lint.bindings import build_scopes
 from synchunt.lint.forms import Form, Hit, resolve
+from synchunt.lint.helpers import HelperSyncs
 from synchunt.lint.provenance import Classifier
 from synchunt.lint.scopes import ITER, Scope, bind_target, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
@@ -22,6 +23,7 @@ from synchunt.lint.where import Where
 from synchunt.output import Confidence, Finding, Severity
 from synchunt.rules import Kind, Rule
 
+_HOST_ARRAY_MODULES = frozenset({"numpy", "pandas", "polars", "pyarrow"})
 _KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})
 _HOT_CONTEXT_CALLS = {"stream": "inside `with ...stream(...)`", "graph": "inside CUDA graph capture"}
 
@@ -96,7 +98,7 @@ def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str], dict[str, str]
                         torch_aliases[alias.asname] = rest + "." if rest else ""
                     else:
                         torch_aliases["torch"] = ""
-                elif root == "numpy":
+                elif root in _HOST_ARRAY_MODULES:  # their arrays and frames never live on an accelerator
                     numpy_aliases.add(alias.asname or root)
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "torch":
             prefix = node.module.partition(".")[2]
@@ -113,16 +115,21 @@ class ModuleLinter(FastVisitor):
     """Lints one parsed module; :meth:`run` returns its findings."""
 
     def __init__(self, tree: ast.Module, source: str, path: str, plan: Plan, *,
-                 honor_suppressions: bool = True) -> None:
+                 honor_suppressions: bool = True, parent: ModuleLinter | None = None) -> None:
         super().__init__()
-        torch_aliases, numpy_aliases, torch_functions = _imports(tree)
         self.tree = tree
         self.path = path
         self.plan = plan
         self.lines = source.splitlines()
-        self.scopes = build_scopes(tree)
-        self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
-        self.uses_torch = bool(torch_aliases or torch_functions) or _imports_torch_helpers(tree)
+        if parent is None:
+            torch_aliases, numpy_aliases, torch_functions = _imports(tree)
+            self.scopes = build_scopes(tree)
+            self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
+            self.uses_torch = bool(torch_aliases or torch_functions) or _imports_torch_helpers(tree)
+            self.helpers = HelperSyncs(self)
+        else:  # a probe of one helper function: same module, no derived findings of its own
+            self.scopes, self.classifier, self.uses_torch = parent.scopes, parent.classifier, parent.uses_torch
+            self.helpers = None
         self.scope: Scope = self.scopes[id(tree)]
         self.suppressions = find_suppressions(source) if honor_suppressions else {}
         self.loop_depth = 0
@@ -152,6 +159,9 @@ class ModuleLinter(FastVisitor):
                 hit = entry.form.detect(node, self, entry.rule, entry.argument)
                 if hit is not None:
                     self._record(entry.rule, hit)
+        if kind is ast.Call and self.helpers is not None:
+            for rule, hit in self.helpers.at_call(node, self.scope):  # type: ignore[arg-type]
+                self._record(rule, hit)
         if callee == "synchronize" and isinstance(node.func, ast.Attribute):  # type: ignore[attr-defined]
             self.host_waited = True  # what follows in this function reads finished work
         super().visit(node)

@@ -1,6 +1,6 @@
 """Provenance that follows data the way real code moves it: each file in tests/lint/provenance/ marks the
 findings it must produce with `# expect: <code> <confidence>` (all rules, all confidences); no other line
-may be flagged."""
+may be flagged. Several findings on one line: `# expect: SH110 medium, SH201 low`."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ import pytest
 from synchunt.lint import lint_paths
 
 CASES = sorted((Path(__file__).parent / "provenance").glob("*.py"))
-_EXPECT = re.compile(r"#\s*expect:\s*(SH\d{3})\s+(high|medium|low)")
+_EXPECT = re.compile(r"#\s*expect:\s*(.*)$")
+_ITEM = re.compile(r"(SH\d{3})\s+(high|medium|low)")
 
 
 def expected(path: Path) -> set[tuple[int, str, str]]:
-    return {(number, match.group(1), match.group(2))
+    """`# expect: SH110 medium, SH201 low` marks two findings on that line."""
+    return {(number, code, confidence)
             for number, line in enumerate(path.read_text().splitlines(), start=1)
-            if (match := _EXPECT.search(line))}
+            if (match := _EXPECT.search(line)) for code, confidence in _ITEM.findall(match.group(1))}
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)

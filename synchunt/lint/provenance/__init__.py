@@ -104,6 +104,10 @@ class Classifier:
             return Where.TENSOR if found is Where.UNKNOWN and node.attr in TENSOR_ONLY_ATTRIBUTES else found
         if self.torch_root(node.value) or self.numpy_root(node):
             return Where.VALUE
+        if not isinstance(node.value, ast.Name) or node.value.id != "self":
+            owner = self.where(node.value, scope, line)
+            if owner is Where.CPU:
+                return Where.CPU  # a field of a host batch (`inputs.input_ids` of a processor's output)
         attributes = self_attributes(node, scope)
         if attributes is not None:
             key = (id(attributes), node.attr)

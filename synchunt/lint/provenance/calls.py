@@ -36,6 +36,8 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
     torch_name = c.torch_function_name(func)
     if torch_name is not None:
         return _torch_call(c, torch_name, node, scope, line)
+    if constant_device(keyword(node, "return_tensors") or ast.Constant(None)) == "pt":
+        return Where.CPU  # a tokenizer's or processor's output: host tensors
     if c.numpy_root(func):
         return Where.VALUE
     if isinstance(func, ast.Name):

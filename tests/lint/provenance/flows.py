@@ -50,7 +50,7 @@ def public_clip(norm):
 
 def step(n: int):
     norm = torch.ones(1, device="cuda").sum()
-    _clip([], norm)
+    _clip([], norm)  # expect: SH110 medium, SH201 low
     public_clip(norm)
 
 
@@ -85,3 +85,29 @@ def arithmetic(offsets, x: torch.Tensor):
     spread = x.repeat_interleave(lengths)  # expect: SH106 medium
     ones = x.repeat_interleave(2)
     return spread, ones
+
+
+def device_checks(tensor: torch.Tensor, grid: torch.Tensor):
+    if tensor.is_cuda:
+        return tensor.sum().item()  # expect: SH109 high
+    host = tensor.cpu()
+    if grid.device.type == "cpu":
+        rows = grid.tolist()
+    else:
+        rows = grid.cpu().tolist()  # expect: SH201 high
+    return host, rows
+
+
+def processed(processor, images):
+    inputs = processor(images=images, return_tensors="pt")
+    return inputs["pixel_values"].tolist(), inputs.input_ids.cpu()
+
+
+def _sizes_ok(offs: torch.Tensor, n: int) -> bool:
+    return offs.tolist()[-1] == n  # expect: SH201 medium
+
+
+def packed(offs: torch.Tensor, n: int):
+    assert _sizes_ok(offs, n)  # expect: SH201 low
+    assert _sizes_ok(torch.arange(n, device="cuda"), n)  # expect: SH201 low
+    assert public_clip(offs) is None
