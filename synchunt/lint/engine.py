@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from synchunt.lint.bindings import build_scopes
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.helpers import HelperSyncs
+from synchunt.lint.hostside import host_side_class, host_side_module
 from synchunt.lint.provenance import Classifier
 from synchunt.lint.scopes import ITER, Scope, bind_target, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
@@ -132,6 +133,7 @@ class ModuleLinter(FastVisitor):
             self.helpers = None
         self.scope: Scope = self.scopes[id(tree)]
         self.suppressions = find_suppressions(source) if honor_suppressions else {}
+        self.host_side = host_side_module(path)  # processors, tokenizers, CPU backends (see hostside)
         self.loop_depth = 0
         self.hot_context: str | None = None
         self.host_waited = False
@@ -245,6 +247,12 @@ class ModuleLinter(FastVisitor):
 
     visit_With = visit_AsyncWith = _visit_with
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        outer = self.host_side
+        self.host_side = outer or host_side_class(node)
+        self.generic_visit(node)
+        self.host_side = outer
+
     def visit_If(self, node: ast.If) -> None:
         outer_statement, outer_waited = self.statement, self.host_waited
         self.statement = node
@@ -273,7 +281,9 @@ class ModuleLinter(FastVisitor):
             return
         confidence = hit.confidence
         # Waiting again after a wait is still an explicit sync; a read after one only reads finished work.
-        caps = [not self.uses_torch, self.host_waited and rule.kind is not Kind.EXPLICIT_SYNC]
+        data_rule = rule.kind is not Kind.EXPLICIT_SYNC
+        caps = [not self.uses_torch, self.host_waited and data_rule,
+                self.host_side and data_rule and confidence is Confidence.MEDIUM]
         if any(caps):
             confidence = Confidence.LOW
         severity, where = Severity.WARNING, ""

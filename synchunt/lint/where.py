@@ -22,7 +22,8 @@ class Where(Enum):
 _TENSORISH = frozenset({Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED})
 _JOIN_ORDER = (Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED)
 # "host" is not among them: `host_indices` in KV-cache code index the host pool and often live on the device.
-HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py"})
+# "thw" and "grid": multimodal shape metadata (`image_grid_thw`), kept on the host by the processors.
+HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py", "thw", "grid"})
 _PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "ndarray", "NDArray"})
 ITER = "iter"  # the path step "one element of iterating it" (see synchunt.lint.scopes)
 _TENSOR_NAMES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})

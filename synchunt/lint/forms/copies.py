@@ -35,8 +35,8 @@ def _target_confidence(target: ast.expr, context: Context) -> Confidence | None:
 
 def _data_confidence(data: ast.expr | None, context: Context) -> Confidence | None:
     """How sure ``data`` is host data that must travel (``None``: a tensor already on the device)."""
-    if data is None:
-        return None
+    if data is None or (isinstance(data, (ast.List, ast.Tuple)) and not data.elts):
+        return None  # `torch.tensor([], device=d)`: nothing to copy
     where = context.where(data)
     if where is Where.DEVICE or (where is Where.TENSOR and not isinstance(data, (ast.List, ast.Tuple))):
         return None

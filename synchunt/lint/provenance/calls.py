@@ -244,6 +244,12 @@ def device_where(c: Classifier, device: ast.expr, scope: Scope, line: int) -> Wh
             return device_where(c, device.args[0], scope, line)
         callee = (dotted_name(device.func) or "").rsplit(".", 1)[-1].lower()
         return Where.DEVICE if "device" in callee or "cuda" in callee else Where.TENSOR
+    if isinstance(device, ast.Name):  # `device = input_ids.device`: where that tensor is
+        found = scope.lookup(device.id, line)
+        if found is not None and found[0].value is not None and not found[0].path:
+            binding, owner = found
+            return c.guarded(("device", id(binding.value)), lambda: device_where(
+                c, binding.value, owner, binding.line))  # type: ignore[arg-type]
     name = dotted_name(device) or ""
     if name_says_host(name.rsplit(".", 1)[-1]):
         return Where.CPU_NAMED

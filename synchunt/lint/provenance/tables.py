@@ -41,11 +41,12 @@ HOST_CONTAINER_METHODS = frozenset({"tolist", "size", "stride", "keys", "split_w
                                     "splitlines", "encode", "decode", "strip", "lower", "upper"})
 HOST_CONTAINER_ATTRIBUTES = frozenset({"shape", "stride", "device", "dtype", "ndim"})
 HOST_METHODS = frozenset({"cpu", "numpy", "pin_memory"})
-# Methods only a tensor has: an unknown receiver called with one of them is a tensor.
+# Methods only a tensor has: an unknown receiver called with one of them is a tensor. (Not `scatter`/`gather`:
+# communication objects have them too.)
 TENSOR_ONLY_METHODS = frozenset({
     "long", "int", "bool", "float", "half", "bfloat16", "double", "short", "byte", "contiguous", "unsqueeze",
     "masked_fill", "masked_fill_", "index_select", "clone", "detach", "narrow", "expand", "expand_as",
-    "index_add_", "index_put_", "scatter_", "scatter", "gather", "masked_scatter_", "view_as", "type_as",
+    "index_add_", "index_put_", "scatter_", "masked_scatter_", "view_as", "type_as",
     "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "eq", "ne", "gt", "ge", "lt", "le",
     "logical_and", "logical_or", "logical_not", "bitwise_and", "bitwise_or", "flip", "roll", "cumsum_",
     "copy_", "fill_", "zero_", "add_", "sub_", "mul_", "div_", "clamp_", "clamp", "clamp_min", "clamp_max",
