@@ -29,6 +29,7 @@ LABELS = REPO_ROOT / "benchmarks" / "data" / "lint_precision_labels.toml"
 PACKAGES = {"sglang": ("sglang==0.5.23", "sglang/srt/"), "vllm": ("vllm==0.33.0", "vllm/")}
 VERDICTS = ("true", "false", "undecidable")
 CONFIDENCES = ("high", "medium", "low")
+SAMPLES = ("pilot", "validation")
 
 
 def load_labels(path: Path = LABELS) -> list[dict]:
@@ -37,11 +38,13 @@ def load_labels(path: Path = LABELS) -> list[dict]:
         labels = tomllib.load(handle).get("label", [])
     for index, label in enumerate(labels):
         for name, kind in (("file", str), ("line", int), ("code", str), ("verdict", str), ("reason", str),
-                           ("sampled_as", str)):
+                           ("sampled_as", str), ("sample", str)):
             if not isinstance(label.get(name), kind):
                 raise ValueError(f"{path.name}: label #{index}: {name!r} must be a {kind.__name__}")
         if label["verdict"] not in VERDICTS:
             raise ValueError(f"{path.name}: label #{index}: verdict must be one of {', '.join(VERDICTS)}")
+        if label["sample"] not in SAMPLES:
+            raise ValueError(f"{path.name}: label #{index}: sample must be one of {', '.join(SAMPLES)}")
         if label["sampled_as"] not in CONFIDENCES:
             raise ValueError(f"{path.name}: label #{index}: sampled_as must be one of {', '.join(CONFIDENCES)}")
     return labels
@@ -96,24 +99,24 @@ def print_counts(findings: list[dict]) -> None:
 
 def print_precision(findings: list[dict], labels: list[dict]) -> None:
     now = {(item["file"], item["line"], item["code"]): item["confidence"] for item in findings}
-    table: dict[str, Counter] = defaultdict(Counter)
-    gone = 0
-    for label in labels:
-        confidence = now.get((label["file"], label["line"], label["code"]))
-        if confidence is None:
-            gone += 1
-            continue
-        table[confidence][label["verdict"]] += 1
-    print(f"\nhand-labelled findings: {len(labels)} ({gone} no longer reported)")
-    print(f"{'confidence':11} {'labelled':>8} {'true':>5} {'false':>6} {'undecidable':>12} "
-          f"{'precision (decided)':>20} {'precision (all)':>16}")
-    for confidence in (*CONFIDENCES, "default"):
-        counts = table[confidence] if confidence != "default" else table["high"] + table["medium"]
-        total, true, false = sum(counts.values()), counts["true"], counts["false"]
-        decided = f"{100 * true / (true + false):.0f} %" if true + false else "-"
-        overall = f"{100 * true / total:.0f} %" if total else "-"
-        print(f"{confidence:11} {total:>8} {true:>5} {false:>6} {counts['undecidable']:>12} {decided:>20} "
-              f"{overall:>16}")
+    gone = sum((label["file"], label["line"], label["code"]) not in now for label in labels)
+    print(f"\nhand-labelled findings: {len(labels)} ({gone} no longer reported); precision = true / (true + false)"
+          " (decided) and true / labelled (all, undecidable counted against)")
+    for sample in (*SAMPLES, "all"):
+        table: dict[str, Counter] = defaultdict(Counter)
+        for label in labels:
+            confidence = now.get((label["file"], label["line"], label["code"]))
+            if confidence is not None and sample in ("all", label["sample"]):
+                table[confidence][label["verdict"]] += 1
+        print(f"\n[{sample}] {'confidence':11} {'labelled':>8} {'true':>5} {'false':>6} {'undecidable':>12} "
+              f"{'decided':>8} {'all':>6}")
+        for confidence in (*CONFIDENCES, "default"):
+            counts = table[confidence] if confidence != "default" else table["high"] + table["medium"]
+            total, true, false = sum(counts.values()), counts["true"], counts["false"]
+            decided = f"{100 * true / (true + false):.0f} %" if true + false else "-"
+            overall = f"{100 * true / total:.0f} %" if total else "-"
+            print(f"{'':{len(sample) + 3}}{confidence:11} {total:>8} {true:>5} {false:>6} {counts['undecidable']:>12} "
+                  f"{decided:>8} {overall:>6}")
 
 
 def draw(findings: list[dict], count: int, seed: int, package: str, confidence: str, labels: list[dict]) -> None:
