@@ -9,13 +9,14 @@ and which lines carry suppressions.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from synchunt.lint.bindings import build_scopes
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.helpers import HelperSyncs
 from synchunt.lint.hostside import host_side_class, host_side_module
+from synchunt.lint.imports import imports_torch_helpers, module_imports
 from synchunt.lint.provenance import Classifier
 from synchunt.lint.scopes import ITER, Scope, bind_target, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
@@ -24,7 +25,6 @@ from synchunt.lint.where import Where
 from synchunt.output import Confidence, Finding, Severity
 from synchunt.rules import Kind, Rule
 
-_HOST_ARRAY_MODULES = frozenset({"numpy", "pandas", "polars", "pyarrow"})
 _KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})
 _HOT_CONTEXT_CALLS = {"stream": "inside `with ...stream(...)`", "graph": "inside CUDA graph capture"}
 
@@ -73,45 +73,6 @@ def build_plan(rules: Sequence[Rule]) -> Plan:
     return Plan(by_type, calls_by_name, tuple(calls_by_suffix.items()))
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement, nested ones included, without visiting expressions."""
-    for statement in body:
-        yield statement
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            nested = getattr(statement, field, None)
-            if nested:
-                for item in nested:
-                    yield from _statements([item] if isinstance(item, ast.stmt) else item.body)
-
-
-def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str], dict[str, str]]:
-    """``torch`` module aliases (alias → dotted prefix: ``dist`` → ``"distributed."``), ``numpy`` aliases,
-    and functions imported from ``torch`` by name."""
-    torch_aliases: dict[str, str] = {}
-    numpy_aliases: set[str] = set()
-    torch_functions: dict[str, str] = {}
-    for node in _statements(tree.body):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                root, _, rest = alias.name.partition(".")
-                if root == "torch":
-                    if alias.asname:
-                        torch_aliases[alias.asname] = rest + "." if rest else ""
-                    else:
-                        torch_aliases["torch"] = ""
-                elif root in _HOST_ARRAY_MODULES:  # their arrays and frames never live on an accelerator
-                    numpy_aliases.add(alias.asname or root)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "torch":
-            prefix = node.module.partition(".")[2]
-            for alias in node.names:
-                dotted = f"{prefix}.{alias.name}" if prefix else alias.name
-                if alias.name[:1].islower() and prefix in {"", "nn.functional"}:
-                    torch_functions[alias.asname or alias.name] = dotted
-                else:  # a submodule or a class: `from torch import distributed as dist`
-                    torch_aliases[alias.asname or alias.name] = dotted + "."
-    return torch_aliases, numpy_aliases, torch_functions
-
-
 class ModuleLinter(FastVisitor):
     """Lints one parsed module; :meth:`run` returns its findings."""
 
@@ -123,10 +84,10 @@ class ModuleLinter(FastVisitor):
         self.plan = plan
         self.lines = source.splitlines()
         if parent is None:
-            torch_aliases, numpy_aliases, torch_functions = _imports(tree)
+            torch_aliases, numpy_aliases, torch_functions = module_imports(tree)
             self.scopes = build_scopes(tree)
             self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
-            self.uses_torch = bool(torch_aliases or torch_functions) or _imports_torch_helpers(tree)
+            self.uses_torch = bool(torch_aliases or torch_functions) or imports_torch_helpers(tree)
             self.helpers = HelperSyncs(self)
         else:  # a probe of one helper function: same module, no derived findings of its own
             self.scopes, self.classifier, self.uses_torch = parent.scopes, parent.classifier, parent.uses_torch
@@ -317,12 +278,6 @@ class ModuleLinter(FastVisitor):
         else:
             last = statement.end_lineno or first
         return min(first, line), max(last, end_line)
-
-
-def _imports_torch_helpers(tree: ast.Module) -> bool:
-    """``from ..utils.torch_utils import device_synchronize``: torch code that reaches torch through helpers."""
-    return any(isinstance(node, ast.ImportFrom) and node.module and "torch" in node.module
-               for node in _statements(tree.body))
 
 
 def _callee_name(func: ast.expr, aliases: dict[str, str]) -> str:
