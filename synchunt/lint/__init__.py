@@ -58,6 +58,10 @@ def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] 
             findings = ModuleLinter(tree, text, filename, build_plan(active)).run()
     except (RecursionError, MemoryError) as error:  # deeper than even that
         return [_nesting_problem(filename, error)]
+    except Exception as error:  # a bug of the lint costs that file, never the run or a traceback
+        return [Finding(PARSE_ERROR, f"cannot lint: internal error ({type(error).__name__}: {error}); please "
+                        "report it with this file", filename, 1, severity=Severity.ERROR,
+                        confidence=Confidence.HIGH, is_problem=True)]
     kept = [finding for finding in findings if finding.confidence.at_least(min_confidence)]
     return sorted(kept, key=lambda finding: finding.sort_key)
 

@@ -173,3 +173,22 @@ def test_pre_commit_hook_runs_the_lint_on_python_files():
     assert hook["language"] == "python" and hook["types"] == "[python]"
     assert subprocess.run([sys.executable, "-m", "synchunt", *hook["entry"].split()[1:], "--help"],
                           capture_output=True, timeout=120, check=False).returncode == 0
+
+
+def test_an_internal_error_costs_one_file_not_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from synchunt.lint import engine
+
+    (tmp_path / "a_bad.py").write_text(ITEM)
+    (tmp_path / "b_good.py").write_text(SYNC)
+    original = engine.ModuleLinter.run
+
+    def run(self):  # the lint breaks on one file only
+        if self.path.endswith("a_bad.py"):
+            raise KeyError("boom")
+        return original(self)
+
+    monkeypatch.setattr(engine.ModuleLinter, "run", run)
+    findings = lint_paths([tmp_path])
+    assert [(Path(finding.path).name, finding.code, finding.is_problem) for finding in findings] == [
+        ("a_bad.py", PARSE_ERROR, True), ("b_good.py", "SH301", False)]
+    assert "internal error (KeyError" in findings[0].message

@@ -13,6 +13,7 @@ from synchunt.lint.provenance.tables import (
     FACTORIES,
     HOST_METHODS,
     PICKING_BUILTINS,
+    PLAIN_VALUE_METHODS,
     TENSOR_NAMESPACES,
     TENSOR_ONLY_METHODS,
     TYPED_CONSTRUCTORS,
@@ -62,9 +63,10 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
     if method in _ELEMENT_METHODS and not is_module(receiver, scope, line):
         return contents.follow(c, receiver, (None,), scope, line)  # `d.get(k)`: what the dict holds
     if source is Where.VALUE:
-        # a method of a plain value is a plain value (`np.arange(n).sum()`); a module's function
-        # (`utils.gather(x)`) may return anything
-        return Where.UNKNOWN if is_module(receiver, scope, line) else Where.VALUE
+        # the methods of plain values (numbers, strings, containers, numpy arrays) give plain values
+        # (`np.arange(n).sum()`); a module's function or an object's method may return anything
+        plain = method in PLAIN_VALUE_METHODS and not is_module(receiver, scope, line)
+        return Where.VALUE if plain else Where.UNKNOWN
     if method in TENSOR_ONLY_METHODS:
         return Where.TENSOR
     return Where.UNKNOWN

@@ -56,3 +56,14 @@ TENSOR_ONLY_METHODS = frozenset({
 })
 # Attributes only a tensor (or a parameter) has.
 TENSOR_ONLY_ATTRIBUTES = frozenset({"grad"})
+# Methods of Python numbers, strings and containers, and of numpy arrays: on a plain value, a plain value.
+PLAIN_VALUE_METHODS = frozenset({
+    "sum", "mean", "max", "min", "prod", "cumsum", "cumprod", "argmax", "argmin", "astype", "reshape", "transpose",
+    "flatten", "ravel", "squeeze", "copy", "any", "all", "nonzero", "std", "var", "round", "clip", "dot", "view",
+    "fill", "sort", "argsort", "take", "repeat", "tobytes", "tolist", "item", "searchsorted", "conjugate",
+    "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "format", "join", "lower", "upper", "startswith",
+    "endswith", "encode", "decode", "find", "rfind", "partition", "rpartition", "splitlines", "zfill", "title",
+    "isdigit", "isalpha", "count", "index", "get", "items", "keys", "values", "pop", "setdefault", "update",
+    "append", "extend", "insert", "remove", "add", "discard", "union", "intersection", "difference",
+    "bit_length", "is_integer", "hex", "real", "imag", "__len__", "__getitem__", "numel", "size",
+})
