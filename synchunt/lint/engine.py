@@ -26,6 +26,7 @@ from synchunt.output import Confidence, Finding, Severity
 from synchunt.rules import Kind, Rule
 
 _KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _HOT_CONTEXT_CALLS = {"stream": "inside `with ...stream(...)`", "graph": "inside CUDA graph capture"}
 
 
@@ -115,6 +116,10 @@ class ModuleLinter(FastVisitor):
         if kind is ast.Call:
             callee = _callee_name(node.func, self.classifier.torch_functions)  # type: ignore[attr-defined]
             entries = self.plan.calls_named(callee)
+            if entries:  # `torch.tensor([r.sum() for r in rows])`: the detector reads the comprehension first
+                for argument in node.args:  # type: ignore[attr-defined]
+                    if isinstance(argument, _COMPREHENSIONS):
+                        self._bind_generators(argument)
         else:
             callee, entries = "", self.plan.by_type.get(kind)
         if entries:
@@ -184,9 +189,12 @@ class ModuleLinter(FastVisitor):
 
     visit_For = visit_AsyncFor = visit_While = _visit_loop
 
-    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+    def _bind_generators(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
         for generator in node.generators:
             bind_target(self.scope, generator.target, generator.iter, generator.iter.lineno, (ITER,))
+
+    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        self._bind_generators(node)
         self.loop_depth += 1
         self.generic_visit(node)
         self.loop_depth -= 1
