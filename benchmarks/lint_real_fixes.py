@@ -89,8 +89,8 @@ def covered(findings, line: int) -> list:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO_ROOT))
+    from synchunt.findings import Confidence
     from synchunt.lint import lint_source
-    from synchunt.output import Confidence
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, default=default_mirrors())

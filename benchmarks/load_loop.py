@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import torch
 
-from workloads.hicache_dcp import HiCacheParams, HiCacheState, forward, run_on_scheduler_thread, setup
+from synchunt_workloads.hicache_dcp import HiCacheParams, HiCacheState, forward, run_on_scheduler_thread, setup
 
 CONFIGS: dict[str, dict[str, object]] = {
     "masked": {"impl": "masked"},

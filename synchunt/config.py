@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from synchunt.errors import UsageError
-from synchunt.output import Confidence
+from synchunt.findings import Confidence
 
 if sys.version_info >= (3, 11):
     import tomllib

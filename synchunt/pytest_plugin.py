@@ -73,12 +73,33 @@ def _must_not_sync(item: pytest.Item) -> bool:
 
 
 def _failure_text(syncs: Sequence[SyncRecord]) -> tuple[str, str]:
-    """The failure message (summary line + one line per sync) and the report section (with stacks)."""
-    from synchunt.guard import format_syncs, summarize_rules
+    """The failure message (summary line + one line per distinct sync) and the report section (with stacks).
+
+    Identical records (same rule, op, line, thread and stack: a sync in a loop) are listed once with ``×N``.
+    """
+    from synchunt.guard import summarize_rules
 
     noun = "sync" if len(syncs) == 1 else "syncs"
     message = f"{len(syncs)} device-to-host {noun} in a test marked no_d2h_sync ({summarize_rules(syncs)})"
-    return message + "\n" + format_syncs(syncs, with_stack=False), format_syncs(syncs, with_stack=True)
+    groups = _grouped(syncs)
+    return message + "\n" + _listing(groups, with_stack=False), _listing(groups, with_stack=True)
+
+
+def _grouped(syncs: Sequence[SyncRecord]) -> list[tuple[SyncRecord, int]]:
+    """Distinct records in first-seen order, each with how many times it happened."""
+    counts: dict[SyncRecord, int] = {}
+    for record in syncs:
+        counts[record] = counts.get(record, 0) + 1
+    return list(counts.items())
+
+
+def _listing(groups: Sequence[tuple[SyncRecord, int]], *, with_stack: bool) -> str:
+    lines: list[str] = []
+    for number, (record, count) in enumerate(groups, start=1):
+        lines.append(f"{number:>3}. {record.describe()}" + (f" ×{count}" if count > 1 else ""))
+        if with_stack:
+            lines.extend(f"       {frame}" for frame in record.stack[1:])
+    return "\n".join(lines)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -87,7 +108,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
         return (yield)
     from synchunt.guard import watch
 
-    with watch() as recorder:
+    with watch(all_tasks=True) as recorder:  # an async test body runs in a task of this thread
         result = yield
     syncs = recorder.violations
     if syncs:
@@ -102,5 +123,5 @@ def sync_watch() -> Generator[Watch, None, None]:
     """A synchunt guard recorder active for the whole test: ``assert sync_watch.count("SH101") == 0``."""
     from synchunt.guard import watch
 
-    with watch() as recorder:
+    with watch(all_tasks=True) as recorder:
         yield recorder

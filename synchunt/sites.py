@@ -7,14 +7,17 @@ one key everywhere.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import sysconfig
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
+from typing import Any
 
 from synchunt.library_code import LIBRARY_PACKAGES
+from synchunt.source_map import USER, SourceMap
 
 PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 NO_SCOPE = "(no scope)"
@@ -58,6 +61,23 @@ def parse_call_stack(text: str) -> list[Frame]:
     return frames
 
 
+@dataclass(frozen=True)
+class SiteCount:
+    """How many syncs of one rule and op one site had (a trace's site line is the function's first line unless
+    resolved; a guard's is the line that synced)."""
+
+    rule: str
+    op: str
+    file: str | None
+    line: int | None
+    function: str | None
+    count: int
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
 def site_label(frame: Frame | None, op: str) -> str:
     """What outputs call a sync's site: ``file:line function``, or ``<no Python frame> op``."""
     return frame.label if frame is not None and frame.file else f"{NO_FRAME} {op}"
@@ -68,7 +88,7 @@ def site_key(file: str | None, function: str | None) -> str:
     gate's baselines and comparisons match sites; :data:`NO_FRAME` without a Python frame."""
     if not file:
         return NO_FRAME
-    return f"{file}:{function or ''}"
+    return f"{file}:{function or '?'}"
 
 
 def split_annotations(names: Sequence[str]) -> tuple[list[str], str | None]:
@@ -82,26 +102,43 @@ def scope_label(scope: str | None) -> str:
     return scope or NO_SCOPE
 
 
-@cache
-def _stdlib_dirs() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    return tuple(sorted({paths["stdlib"], paths["platstdlib"]}))
+def natural_key(text: str) -> list[object]:
+    """Sort key that puts ``layer_2`` before ``layer_10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 @dataclass(frozen=True)
 class FrameFilter:
     """Which frames are library code rather than the user's, when picking a sync's call site.
 
-    ``skip_packages`` are top-level packages (matched against a module name, or a file's first path part);
-    standard-library and site-packages files are library code by where they live.
+    ``skip_packages`` are top-level packages (matched against a module name, or a file's first path part).
+    Bound to a trace's :class:`~synchunt.source_map.SourceMap` (``for_trace``), a frame is user code when the
+    capture saw its file as the user's: decided by where the file lived, not by its name. Traces captured
+    elsewhere carry no map; their frames are judged by name (site-packages and standard-library paths, and,
+    with ``skip_stdlib``, a first path part named like a standard-library module).
     """
 
     skip_packages: tuple[str, ...] = LIBRARY_PACKAGES
     skip_stdlib: bool = True
+    sources: SourceMap | None = None
 
     @classmethod
     def with_extra(cls, extra: Iterable[str] = ()) -> FrameFilter:
         return cls(skip_packages=LIBRARY_PACKAGES + tuple(extra))
+
+    def for_trace(self, synchunt_metadata: Mapping[str, Any] | None) -> FrameFilter:
+        """This filter bound to the source map a synchunt capture stored (``trace.synchunt``); unchanged (by-name
+        decisions) for traces without one."""
+        return replace(self, sources=SourceMap.from_metadata(synchunt_metadata))
+
+    def canonical(self, frame: Frame) -> Frame:
+        """The frame with its file named as the capture names the user's files (relative to the project root):
+        torch's profiler strips the import path it saw first in a process, so a later capture may carry
+        absolute paths."""
+        if self.sources is None or not os.path.isabs(frame.file):
+            return frame
+        name = self.sources.canonical(frame.file)
+        return frame if name == frame.file else Frame(name, frame.line, frame.function)
 
     def is_library_module(self, module: str) -> bool:
         return any(module == name or module.startswith(name + ".") for name in self.skip_packages)
@@ -111,16 +148,26 @@ class FrameFilter:
         if not file or file.startswith("<"):  # <built-in ...>, <frozen ...>, <string>
             return True
         normalized = file.replace("\\", "/")
+        first, slash, _ = normalized.lstrip("/").partition("/")
+        if slash and first in self.skip_packages:  # a package folder (a top-level file's name decides nothing)
+            return True
+        if self.sources is not None:
+            kind = self.sources.kind_of(normalized)
+            if kind == USER:  # a user file, unless its module belongs to a skipped package
+                module = self.sources.module_of(normalized)
+                return module is not None and self.is_library_module(module)
+            if kind is not None:
+                return True
         if "site-packages/" in normalized or "dist-packages/" in normalized:
             return True
         if self.skip_stdlib and any(normalized.startswith(d) for d in _stdlib_dirs()):
             return True
         if self.skip_stdlib and "/lib/python3" in normalized:
             return True
-        first = normalized.lstrip("/").split("/", 1)[0]
         module = first[:-3] if first.endswith(".py") else first
         if module in self.skip_packages:
             return True
+        # By name, for traces captured without a source map only: a guess that a user's queue.py would defeat.
         return self.skip_stdlib and module in sys.stdlib_module_names
 
     def is_user(self, file: str) -> bool:
@@ -129,3 +176,33 @@ class FrameFilter:
     def call_site(self, stack: Sequence[Frame]) -> Frame | None:
         """The innermost user frame of ``stack`` (innermost first)."""
         return next((frame for frame in stack if self.is_user(frame.file)), None)
+
+    def shown_stack(self, stack: Sequence[Frame]) -> list[Frame]:
+        """``stack`` (innermost first) as outputs list it: without ``<built-in …>`` pseudo-frames, and without the
+        frames outside the outermost user frame (the thread bootstrap and synchunt's runner around the target)."""
+        frames = [frame for frame in stack if frame.file and not frame.file.startswith("<")]
+        user = [i for i, frame in enumerate(frames) if self.is_user(frame.file)]
+        if user:
+            return frames[:user[-1] + 1]
+        return [frame for frame in frames if not _is_runner(frame)]
+
+
+def _is_runner(frame: Frame) -> bool:
+    """synchunt's own frames and the thread bootstrap that runs a target."""
+    file = frame.file.replace("\\", "/")
+    return file.split("/", 1)[0] == "synchunt" or "/synchunt/" in file or file.rsplit("/", 1)[-1] == "threading.py"
+
+
+def is_stdlib_file(path: str) -> bool:
+    """An absolute file inside the standard library's folders (not a site-packages folder below them)."""
+    for directory in _stdlib_dirs():
+        if path.startswith(directory):
+            rest = path[len(directory):]
+            return "site-packages" not in rest and "dist-packages" not in rest
+    return False
+
+
+@cache
+def _stdlib_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(sorted({paths["stdlib"], paths["platstdlib"]}))

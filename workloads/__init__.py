@@ -1,5 +1,9 @@
-"""Real code paths that synchunt runs, profiles and audits."""
+"""Real code paths that synchunt runs, profiles and audits.
 
-from workloads.registry import Workload, all_workloads, get_workload
+Installed as ``synchunt_workloads`` (the repository keeps them in ``workloads/``) and registered in the
+``synchunt.workloads`` entry-point group, so synchunt finds them without importing this package by name.
+"""
 
-__all__ = ["Workload", "all_workloads", "get_workload"]
+from synchunt.capture.workload import Workload
+
+__all__ = ["Workload"]

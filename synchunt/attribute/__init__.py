@@ -1,7 +1,19 @@
-"""Attribution: thread, Python call site, op chain, scope and stall of every detected sync."""
+"""Attribution: thread, Python call site, op chain, scope and stall of every detected sync (the analysis model)."""
 
-from synchunt.attribute.analysis import SCHEMA, Analysis, TraceInfo, analyze, load_sources, site_labels
-from synchunt.sites import Frame, FrameFilter
+from synchunt.attribute.analyze import analyze, filter_analysis
+from synchunt.attribute.document import SCHEMA
+from synchunt.attribute.model import (
+    Analysis,
+    CallSite,
+    PartialRead,
+    SetAsideCall,
+    SiteSummary,
+    Summary,
+    Sync,
+    Thread,
+    TraceInfo,
+)
+from synchunt.attribute.sources import load_sources
 
-__all__ = ["SCHEMA", "Analysis", "Frame", "FrameFilter", "TraceInfo", "analyze",
-           "load_sources", "site_labels"]
+__all__ = ["SCHEMA", "Analysis", "CallSite", "PartialRead", "SetAsideCall", "SiteSummary", "Summary", "Sync",
+           "Thread", "TraceInfo", "analyze", "filter_analysis", "load_sources"]

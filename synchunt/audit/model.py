@@ -6,12 +6,14 @@ form is versioned (``schema``) so a saved audit can be re-rendered without runni
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from synchunt.errors import UsageError
+from synchunt.sites import SiteCount
 
 SCHEMA = "synchunt.audit/1"
 ROLES = ("bad", "fixed")
@@ -27,23 +29,6 @@ class Agreement(str, Enum):
 
 
 @dataclass(frozen=True)
-class Site:
-    """Syncs of one rule and op at one call site. A trace site's line is the function's first line (what the
-    profiler records); a guard site's line is the line that synced."""
-
-    rule: str
-    op: str
-    file: str | None
-    line: int | None
-    function: str | None
-    count: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "op": self.op, "file": self.file, "line": self.line, "function": self.function,
-                "count": self.count}
-
-
-@dataclass(frozen=True)
 class Signal:
     """What one signal (``trace`` or ``guard``) saw: counts, per-rule counts and call sites."""
 
@@ -51,7 +36,7 @@ class Signal:
     confirmed: int
     latent: int
     rules: Mapping[str, int]
-    sites: tuple[Site, ...]
+    sites: tuple[SiteCount, ...]
     mode: str  # trace: its detection mode; guard: "latent" on host tensors, "confirmed" where a device synced
 
     def functions(self, rule: str) -> set[str]:
@@ -59,13 +44,13 @@ class Signal:
 
     def as_dict(self) -> dict[str, Any]:
         return {"syncs": self.syncs, "confirmed": self.confirmed, "latent": self.latent, "mode": self.mode,
-                "rules": dict(sorted(self.rules.items())), "sites": [s.as_dict() for s in self.sites]}
+                "rules": dict(sorted(self.rules.items())), "sites": [dataclasses.asdict(s) for s in self.sites]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Signal:
         return cls(syncs=int(data["syncs"]), confirmed=int(data["confirmed"]), latent=int(data["latent"]),
                    rules={str(k): int(v) for k, v in data["rules"].items()},
-                   sites=tuple(Site(**site) for site in data["sites"]), mode=str(data["mode"]))
+                   sites=tuple(SiteCount(**site) for site in data["sites"]), mode=str(data["mode"]))
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,14 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from synchunt.audit.agreement import compare_signals
-from synchunt.audit.model import ROLES, Agreement, AuditResult, Cell, Signal, Site
-from synchunt.capture import CaptureSettings, Target, capture
+from synchunt.audit.model import ROLES, Agreement, AuditResult, Cell, Signal
+from synchunt.capture import CaptureSettings, Target, Workload, capture
+from synchunt.capture.registry import unknown_name_message
 from synchunt.errors import TargetError, UsageError
-
-if TYPE_CHECKING:
-    from workloads.registry import Workload
+from synchunt.sites import SiteCount
 
 
 def run_audit(names: Sequence[str] | None = None, *, device: str = "cpu", small: bool = True,
@@ -31,13 +30,14 @@ def run_audit(names: Sequence[str] | None = None, *, device: str = "cpu", small:
     """Audit the named paths (default: every registered one) on ``device`` and return the matrix.
 
     ``small`` uses each path's small preset. ``traces_dir`` keeps the traces there (default: a temporary
-    folder, removed afterwards). ``registry`` replaces the registered workloads (default: ``all_workloads()``).
+    folder, removed afterwards). ``registry`` replaces the registered workloads (default: the
+    ``synchunt.workloads`` entry points).
     Raises :class:`UsageError` for unknown names, an unknown device or a CUDA device torch cannot use.
     """
     if registry is None:
-        from workloads import all_workloads
+        from synchunt.capture import registered_workloads
 
-        registry = all_workloads()
+        registry = registered_workloads()
     chosen = _choose(names, registry)
     device = _check_device(device, chosen)
     settings = settings or CaptureSettings(warmup=1, iterations=1)
@@ -101,7 +101,7 @@ def _choose(names: Sequence[str] | None, registry: Mapping[str, Workload]) -> li
         return list(registry.values())
     unknown = [name for name in names if name not in registry]
     if unknown:
-        raise UsageError(f"unknown path(s) {', '.join(map(repr, unknown))}; registered: {', '.join(registry)}")
+        raise UsageError(unknown_name_message("path", unknown[0], registry))
     return [registry[name] for name in dict.fromkeys(names)]
 
 
@@ -137,14 +137,15 @@ def _trace_signal(workload: Workload, params: Any, device: str, folder: Path, se
     target = Target(name=workload.name, label=str(getattr(params, workload.variant_field)),
                     setup=lambda: workload.setup(params), step=workload.step, thread_name=workload.thread_name,
                     params=dataclasses.asdict(params), device=device)
-    path = capture(target, folder, settings).path
-    syncs = analyze(path, mode=trace_mode, thread=workload.thread_name).syncs
-    sites = Counter((r.rule, r.op, r.file or None, _line(r.line), r.function or None)
-                    for r in syncs.itertuples(index=False))
-    confirmed = int(syncs["confirmed"].sum()) if len(syncs) else 0
-    return Signal(syncs=len(syncs), confirmed=confirmed, latent=len(syncs) - confirmed,
-                  rules=dict(Counter(syncs["rule"].astype(str))) if len(syncs) else {},
-                  sites=tuple(Site(*key, count=n) for key, n in sites.most_common()), mode=trace_mode), path
+    path = capture(target, folder, dataclasses.replace(settings, guard=False)).path  # the guard signal runs apart
+    records = analyze(path, mode=trace_mode, thread=workload.thread_name).records
+    sites = Counter((r.rule, r.op, r.call_site.file if r.call_site else None,
+                     r.call_site.line if r.call_site else None, r.call_site.function if r.call_site else None)
+                    for r in records)
+    confirmed = sum(1 for r in records if r.confirmed)
+    return Signal(syncs=len(records), confirmed=confirmed, latent=len(records) - confirmed,
+                  rules=dict(Counter(r.rule for r in records)),
+                  sites=tuple(SiteCount(*key, count=n) for key, n in sites.most_common()), mode=trace_mode), path
 
 
 def _guard_signal(workload: Workload, params: Any, settings: CaptureSettings, mode: str) -> Signal:
@@ -158,19 +159,12 @@ def _guard_signal(workload: Workload, params: Any, settings: CaptureSettings, mo
             workload.step(state)
     # Every record counts, allow_syncs regions included: the audit asks whether a path syncs, as the trace does.
     records = guard.syncs
-    sites = Counter((r.rule, r.op, r.filename, r.lineno, r.function) for r in records)
+    sites = Counter((r.rule, r.op, r.file, r.line, r.function) for r in records)
     latent = sum(1 for r in records if r.latent)
     return Signal(syncs=len(records), confirmed=len(records) - latent, latent=latent,
                   rules=dict(Counter(r.rule for r in records)),
-                  sites=tuple(Site(*key, count=n) for key, n in sites.most_common()),
+                  sites=tuple(SiteCount(*key, count=n) for key, n in sites.most_common()),
                   mode=mode)
-
-
-def _line(value: Any) -> int | None:
-    try:
-        return None if value is None or value != value else int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 @contextlib.contextmanager

@@ -1,43 +1,95 @@
-"""Run a target under torch.profiler on its own named thread and save a gzip Kineto trace with metadata."""
+"""Run a target under torch.profiler on its own named thread and save a gzip Kineto trace with metadata.
+
+Schedule: ``setup()`` once (not recorded), ``warmup`` steps (not recorded), ``iterations`` recorded steps, then
+(unless ``guard=False``) ``iterations`` more steps under the runtime guard. The trace's ``synchunt`` metadata
+says what the trace cannot: the target and its options, thread names, the activities recorded, where the
+user's files live (``sources``, see :mod:`synchunt.source_map`) and what the guard saw (``guard``, see
+:mod:`synchunt.capture.guard_pass`).
+"""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import gzip
-import json
-import os
 import platform
-import re
-import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from synchunt.capture.guard_pass import GuardPass, guard_json, run_guarded
+from synchunt.capture.native import profiler_call
 from synchunt.capture.targets import Target
+from synchunt.capture.tracefile import unique_trace_path, write_gzip_with_metadata
 from synchunt.errors import TargetError
-from synchunt.trace.vocab import SYNCHUNT_METADATA_KEY
+from synchunt.library_code import LIBRARY_PACKAGES
+from synchunt.source_map import (
+    SOURCE_MAP_KEY,
+    SourceMap,
+    build_source_map,
+    naming_path,
+    profiler_search_path,
+    search_entries,
+)
+from synchunt.trace.vocab import GUARD_PASS_KEY
+
+OLDEST_TESTED_TORCH = (2, 13)  # the oldest torch release profile and the guard are tested with
 
 
 @dataclass(frozen=True)
 class CaptureSettings:
-    """Warm-up iterations run before the recorded window (torch.profiler schedule) and are not recorded."""
+    """Warm-up iterations run before the recorded window (torch.profiler schedule) and are not recorded;
+    ``guard`` adds a pass of ``iterations`` steps under the runtime guard after the recorded window."""
 
     warmup: int = 1
     iterations: int = 1
     with_stack: bool = True
     record_shapes: bool = True
+    guard: bool = True
 
 
 @dataclass(frozen=True)
 class Capture:
+    """A saved trace. ``guard_records`` are the guard pass's records as stored in ``metadata["guard"]`` (empty
+    without a guard pass); ``notes`` are things worth telling the user (e.g. an untested torch)."""
+
     path: Path
     metadata: dict[str, Any]
     native_log: str = ""  # what torch's C++ profiler wrote to stderr while recording
+    guard_records: tuple[dict[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def recorded_activities(device: str) -> tuple[str, ...]:
+    """What the profiler records for ``device``: CPU always, CUDA for ``cuda``/``cuda:N`` (whatever the target's
+    parameters are)."""
+    return ("cpu", "cuda") if device.startswith("cuda") else ("cpu",)
+
+
+def import_torch() -> Any:
+    try:
+        import torch
+    except ImportError as error:
+        raise TargetError(f"profiling needs torch, which cannot be imported here ({error}); install it, e.g. "
+                          "pip install 'synchunt[torch]'") from None
+    return torch
+
+
+def cuda_available(torch: Any) -> bool:
+    return bool(torch.cuda.is_available())
+
+
+def torch_notes(version: str) -> tuple[str, ...]:
+    numbers = []
+    for part in version.split("+")[0].split(".")[:2]:
+        if not part.isdigit():
+            return ()
+        numbers.append(int(part))
+    if tuple(numbers) >= OLDEST_TESTED_TORCH:
+        return ()
+    oldest = ".".join(map(str, OLDEST_TESTED_TORCH))
+    return (f"torch {version} is older than {oldest}, the oldest release synchunt's profiler is tested with",)
 
 
 def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = None) -> Capture:
@@ -46,33 +98,42 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
     The profiler starts on that thread, so its Python frames are recorded; other threads' ops are recorded
     too where the installed torch supports ``profile_all_threads``.
     """
-    import torch
-
+    torch = import_torch()
     settings = settings or CaptureSettings()
     if settings.iterations < 1 or settings.warmup < 0:
         raise TargetError("need at least one recorded iteration and a non-negative warm-up")
-    if target.device.startswith("cuda") and not torch.cuda.is_available():
+    if target.device.startswith("cuda") and not cuda_available(torch):
         raise TargetError(f"device {target.device!r} requested but torch.cuda is not available here")
+    root = target.project_root or str(Path.cwd())
+    search = [*profiler_search_path(), root]
+    naming = naming_path(root, search_entries(search))
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="synchunt-") as scratch:
         raw_path = Path(scratch) / "trace.json"
-        outcome: dict[str, Any] = {}
         log_path = Path(scratch) / "native.log"
+        outcome: dict[str, Any] = {}
         worker = threading.Thread(target=_run, name=target.thread_name,
-                                  args=(target, settings, raw_path, log_path, outcome), daemon=True)
+                                  args=(target, settings, raw_path, log_path, naming, outcome), daemon=True)
         worker.start()
         worker.join()
         native_log = log_path.read_text(errors="replace") if log_path.exists() else ""
         if "error" in outcome:
             error = outcome["error"]
-            raise TargetError(f"target {target.name!r} failed: {type(error).__name__}: {error}"
+            raise TargetError(f"target {target.title!r} failed: {type(error).__name__}: {error}"
                               f"{_where(error)}") from error
         if not raw_path.exists():
             raise TargetError("the profiler wrote no trace" + (f": {native_log.strip()}" if native_log else ""))
-        metadata = _metadata(target, settings, outcome["threads"], torch.__version__)
-        final = _unique_path(out_dir, target)
-        _write_gzip_with_metadata(raw_path, final, metadata)
-    return Capture(path=final, metadata=metadata, native_log=native_log)
+        sources = build_source_map(root, library_packages=LIBRARY_PACKAGES, user_packages=target.user_packages,
+                                   search_path=search)
+        metadata = _metadata(target, settings, outcome["threads"], torch.__version__, sources)
+        guard: GuardPass | None = outcome.get("guard")
+        if guard is not None:
+            metadata[GUARD_PASS_KEY] = guard_json(guard, sources.canonical)
+        final = unique_trace_path(out_dir, target.title)
+        write_gzip_with_metadata(raw_path, final, metadata)
+    records = tuple(metadata[GUARD_PASS_KEY]["records"]) if guard is not None else ()
+    return Capture(path=final, metadata=metadata, native_log=native_log, guard_records=records,
+                   notes=torch_notes(torch.__version__))
 
 
 def _where(error: BaseException) -> str:
@@ -84,63 +145,37 @@ def _where(error: BaseException) -> str:
     return f" (at {last.filename}:{last.lineno} in {last.name})"
 
 
-@contextlib.contextmanager
-def _native_stderr_to(path: Path) -> Iterator[None]:
-    """Append file descriptor 2 to ``path`` while the profiler starts, steps or stops: Kineto logs its start/stop
-    lines there from C++. The target's own steps run with stderr untouched, so its warnings stay visible.
-
-    Starting the profiler off the main thread also makes libkineto print "External init callback must run in
-    same thread as registerClient": the callback it skips is torch's on-demand client ``init()``, which is empty,
-    so the message is noise for this use.
-    """
-    try:
-        saved = os.dup(2)
-    except OSError:  # no usable stderr (embedded interpreters): nothing to redirect
-        yield
-        return
-    try:
-        with path.open("ab") as sink:
-            sys.stderr.flush()
-            os.dup2(sink.fileno(), 2)
-            try:
-                yield
-            finally:
-                sys.stderr.flush()
-                os.dup2(saved, 2)
-    finally:
-        os.close(saved)
-
-
-def _run(target: Target, settings: CaptureSettings, raw_path: Path, log_path: Path,
+def _run(target: Target, settings: CaptureSettings, raw_path: Path, log_path: Path, naming: list[str],
          outcome: dict[str, Any]) -> None:
     import torch
-    from torch.profiler import ProfilerActivity, profile, schedule
+    from torch import profiler
 
     try:
         state = target.setup()
-        activities = [ProfilerActivity.CPU]
-        cuda = target.device.startswith("cuda")
-        if cuda:
-            activities.append(ProfilerActivity.CUDA)
-        config = _experimental_config(torch, cuda=cuda)
+        activities = [getattr(profiler.ProfilerActivity, name.upper())
+                      for name in recorded_activities(target.device)]
+        config = _experimental_config(torch, cuda=target.device.startswith("cuda"))
         extra = {"experimental_config": config} if config is not None else {}
 
         def export(prof: Any) -> None:
             prof.export_chrome_trace(str(raw_path))
 
-        prof = profile(activities=activities, record_shapes=settings.record_shapes, with_stack=settings.with_stack,
-                       schedule=schedule(wait=0, warmup=settings.warmup, active=settings.iterations, repeat=1),
-                       on_trace_ready=export, **extra)
-        with _native_stderr_to(log_path):
+        prof = profiler.profile(activities=activities, record_shapes=settings.record_shapes,
+                                with_stack=settings.with_stack, on_trace_ready=export,
+                                schedule=profiler.schedule(wait=0, warmup=settings.warmup,
+                                                           active=settings.iterations, repeat=1), **extra)
+        with profiler_call(log_path, naming):
             prof.start()
         try:
             for _ in range(settings.warmup + settings.iterations):
                 target.step(state)
-                with _native_stderr_to(log_path):
+                with profiler_call(log_path, naming):
                     prof.step()
         finally:
-            with _native_stderr_to(log_path):
+            with profiler_call(log_path, naming):
                 prof.stop()
+        if settings.guard:
+            outcome["guard"] = run_guarded(target.step, state, settings.iterations)
         threads = {str(t.native_id): t.name for t in threading.enumerate() if t.native_id is not None}
         threads[str(threading.get_native_id())] = threading.current_thread().name
         outcome["threads"] = threads
@@ -166,35 +201,16 @@ def _experimental_config(torch: Any, *, cuda: bool) -> Any:
     return config_type(**supported) if supported else None
 
 
-def _metadata(target: Target, settings: CaptureSettings, threads: dict[str, str], torch_version: str) -> dict:
+def _metadata(target: Target, settings: CaptureSettings, threads: dict[str, str], torch_version: str,
+              sources: SourceMap) -> dict[str, Any]:
     from synchunt import __version__
 
     return {
-        "target": target.name, "label": target.label, "params": dict(target.params), "device": target.device,
+        "target": target.name, "label": target.label, "title": target.title, "params": dict(target.params),
+        "device": target.device, "activities": list(recorded_activities(target.device)),
         "torch": torch_version, "python": platform.python_version(), "synchunt": __version__,
         "warmup": settings.warmup, "iterations": settings.iterations, "threads": threads,
         "profiled_thread": target.thread_name,
         "captured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        SOURCE_MAP_KEY: sources.to_json(),
     }
-
-
-def _unique_path(out_dir: Path, target: Target) -> Path:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{target.name}-{target.label}-{stamp}")
-    candidate = out_dir / f"{base}.pt.trace.json.gz"
-    counter = 1
-    while candidate.exists():  # never overwrite an earlier capture
-        candidate = out_dir / f"{base}-{counter}.pt.trace.json.gz"
-        counter += 1
-    return candidate
-
-
-def _write_gzip_with_metadata(raw_path: Path, final: Path, metadata: dict[str, Any]) -> None:
-    # Splice our key in as the first member of the top-level object instead of re-serializing the trace.
-    body = raw_path.read_bytes().lstrip()
-    if not body.startswith(b"{"):
-        raise TargetError("the profiler wrote an unexpected trace layout")
-    header = b'{"' + SYNCHUNT_METADATA_KEY.encode() + b'": ' + json.dumps(metadata).encode() + b",\n"
-    with gzip.open(final, "wb", compresslevel=6) as handle:
-        handle.write(header)
-        handle.write(body[1:])

@@ -1,151 +1,181 @@
-"""What to profile: a registered workload, ``package.module:function`` or ``path/to/file.py:function``."""
+"""What to profile: a registered workload, ``package.module:function`` or ``path/to/file.py:function``.
+
+A function target may have a set-up function (``setup``: ``module:function``, or a function name in the
+target's module) that runs once, unprofiled; its return value is passed to the step's first parameter. Every
+``--name VALUE`` option goes to the set-up and the step parameters of that name.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 import inspect
-import re
-import sys
+import os
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from synchunt.capture.loading import LoadedModule, load_module
+from synchunt.capture.options import bind_options, convert, first_parameter
+from synchunt.capture.registry import registered_workloads, unknown_name_message
 from synchunt.errors import TargetError, UsageError
+from synchunt.source_map import find_project_root
 
 
 @dataclass(frozen=True)
 class Target:
-    """A resolved target: ``setup()`` (not profiled) returns the state that ``step(state)`` runs on."""
+    """A resolved target: ``setup()`` (not profiled) returns the state that ``step(state)`` runs on.
+
+    ``device`` chooses what the profiler records (CPU, plus CUDA activities for ``cuda``/``cuda:N``).
+    ``project_root`` is the folder the trace names the user's files relative to; ``user_packages`` are
+    top-level packages that count as user code wherever they are installed (the target's own).
+    """
 
     name: str
-    label: str  # e.g. the variant ("masked") or "run"; used in the trace file name
+    label: str  # e.g. the variant ("masked"); "" for a function target
     setup: Callable[[], Any]
     step: Callable[[Any], Any]
     thread_name: str
     params: Mapping[str, Any] = field(default_factory=dict)
     device: str = "cpu"
+    project_root: str | None = None
+    user_packages: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """``hicache-dcp masked``, ``myserve.sched:step``: what reports and file names call this run."""
+        return f"{self.name} {self.label}" if self.label else self.name
 
 
-def resolve_target(spec: str, options: Mapping[str, str] | None = None, *, small: bool = False) -> Target:
-    """Resolve ``spec`` and apply ``options`` (``{"dcp-size": "4"}``: option names with dashes, string values)."""
+def resolve_target(spec: str, options: Mapping[str, str] | None = None, *, small: bool = False,
+                   setup: str | None = None, device: str | None = None,
+                   project_root: str | os.PathLike[str] | None = None) -> Target:
+    """Resolve ``spec`` and apply ``options`` (``{"dcp-size": "4"}``: option names with dashes, string values).
+
+    ``device`` (default: the target's own ``device`` option or default, else ``"cpu"``) is what gets recorded;
+    it is also passed to a target that has a ``device`` parameter or field and was not given one.
+    """
     options = dict(options or {})
     if ":" not in spec:  # workload names never contain a colon
-        return _workload_target(spec, options, small=small)
+        if setup is not None:
+            raise UsageError("--setup is for module:function and file.py:function targets; a workload has its own")
+        target = _workload_target(spec, options, small=small, device=device)
+    else:
+        target = _function_target(spec, options, setup=setup, device=device)
+    if project_root is not None:
+        root = Path(os.path.abspath(project_root))
+        if not root.is_dir():
+            raise UsageError(f"--project-root {project_root}: no such folder")
+        target = dataclasses.replace(target, project_root=str(root))
+    return target
+
+
+def check_device(device: str) -> str:
+    device = device.strip().lower()
+    if device != "cpu" and device != "cuda" and not (device.startswith("cuda:") and device[5:].isdigit()):
+        raise UsageError(f"unknown device {device!r}; use cpu, cuda or cuda:N")
+    return device
+
+
+def _function_target(spec: str, options: dict[str, str], *, setup: str | None, device: str | None) -> Target:
+    module_part, function_name = _split(spec)
+    loaded = load_module(module_part)
+    step_function = _function(loaded, function_name)
+    functions: dict[str, Callable[..., Any]] = {"step": step_function}
+    if setup is not None:
+        setup_module, setup_name = _split(setup) if ":" in setup else (module_part, setup)
+        setup_loaded = loaded if setup_module == module_part else load_module(setup_module)
+        functions = {"setup": _function(setup_loaded, setup_name), "step": step_function}
+    state_parameter = first_parameter(step_function) if setup is not None else None
+    if setup is not None and state_parameter is None:
+        raise UsageError(f"{function_name}() takes no parameter to receive what {setup} returns")
+    filled = {"step": {state_parameter}} if state_parameter else {}
+    has_device = {role for role, f in functions.items() if "device" in _parameters(f)}
+    if "device" in options and not has_device:  # --device among the target's options: what to record
+        device = device or options.pop("device")
+        options.pop("device", None)
+    if device is not None and "device" not in options and has_device:
+        options = {**options, "device": device}
+    kwargs = bind_options(functions, options, filled)
+    recorded = check_device(device or str(kwargs.get("step", {}).get("device")
+                                          or kwargs.get("setup", {}).get("device") or _default_device(functions)))
+    setup_call, step_call = _calls(functions, kwargs, state_parameter)
+    name = f"{loaded.name}:{function_name}"
+    root = find_project_root(loaded.file, module=loaded.name) if loaded.file is not None else Path(os.getcwd())
+    params = {**kwargs.get("setup", {}), **kwargs["step"]}
+    return Target(name=name, label="", setup=setup_call, step=step_call, thread_name=name, params=params,
+                  device=recorded, project_root=str(root), user_packages=(loaded.module.__name__.split(".")[0],))
+
+
+def _split(spec: str) -> tuple[str, str]:
     module_part, _, function_name = spec.rpartition(":")
     if not module_part or not function_name.isidentifier():
         raise TargetError(f"bad target {spec!r}: expected a workload name, module:function or file.py:function")
-    module = _load_module(module_part)
-    function = getattr(module, function_name, None)
+    return module_part, function_name
+
+
+def _function(loaded: LoadedModule, name: str) -> Callable[..., Any]:
+    function = getattr(loaded.module, name, None)
     if not callable(function):
-        raise TargetError(f"{module_part} has no function {function_name!r}")
-    kwargs = _convert_kwargs(function, options)
-    return Target(name=function_name, label="run", setup=lambda: None, step=lambda _state: function(**kwargs),
-                  thread_name=function_name, params=kwargs, device=str(kwargs.get("device", "cpu")))
+        public = sorted(n for n, v in vars(loaded.module).items()
+                        if callable(v) and not n.startswith("_") and getattr(v, "__module__", None)
+                        == loaded.module.__name__)
+        hint = f"; its functions: {', '.join(public)}" if public else ""
+        raise TargetError(f"{loaded.name} has no function {name!r}{hint}")
+    return function
 
 
-def parse_extra_options(args: list[str]) -> dict[str, str]:
-    """``["--dcp-size", "4", "--impl=sliced"]`` → ``{"dcp-size": "4", "impl": "sliced"}``."""
-    options: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if not arg.startswith("--") or len(arg) == 2:
-            raise UsageError(f"unexpected argument {arg!r}; target options look like --name VALUE")
-        name, eq, value = arg[2:].partition("=")
-        if not eq:
-            if i + 1 >= len(args) or args[i + 1].startswith("--"):
-                raise UsageError(f"option --{name} needs a value")
-            value = args[i + 1]
-            i += 1
-        options[name] = value
-        i += 1
-    return options
+def _parameters(function: Callable[..., Any]) -> set[str]:
+    return set(inspect.signature(function).parameters)
 
 
-def _workload_target(name: str, options: dict[str, str], *, small: bool) -> Target:
-    from workloads import all_workloads
+def _default_device(functions: Mapping[str, Callable[..., Any]]) -> str:
+    for function in functions.values():
+        parameter = inspect.signature(function).parameters.get("device")
+        if parameter is not None and isinstance(parameter.default, str):
+            return parameter.default
+    return "cpu"
 
-    table = all_workloads()
+
+def _calls(functions: Mapping[str, Callable[..., Any]], kwargs: Mapping[str, dict[str, Any]],
+           state_parameter: str | None) -> tuple[Callable[[], Any], Callable[[Any], Any]]:
+    step_function = functions["step"]
+    step_kwargs = kwargs["step"]
+    if "setup" not in functions:
+        return (lambda: None), (lambda _state: step_function(**step_kwargs))
+    setup_function = functions["setup"]
+    setup_kwargs = kwargs["setup"]
+    return (lambda: setup_function(**setup_kwargs)), (
+        lambda state: step_function(**{state_parameter: state}, **step_kwargs))
+
+
+def _workload_target(name: str, options: dict[str, str], *, small: bool, device: str | None) -> Target:
+    table = registered_workloads()
     if name not in table:
-        raise TargetError(f"unknown target {name!r}; registered workloads: {', '.join(sorted(table))} "
-                          "(or give module:function / file.py:function)")
+        raise TargetError(unknown_name_message("target", name, table) + " (or give module:function / file.py:function)")
     workload = table[name]
     fields = {f.name: f for f in dataclasses.fields(workload.params)}
     hints = typing.get_type_hints(workload.params)
+    if device is not None and "device" in fields and "device" not in options:
+        options = {**options, "device": device}
     values: dict[str, Any] = {}
     for option, raw in options.items():
         key = option.replace("-", "_")
         if key not in fields:
             known = ", ".join("--" + f.replace("_", "-") for f in fields)
             raise UsageError(f"workload {name!r} has no option --{option}; options: {known}")
-        values[key] = _convert(raw, hints.get(key, str), f"--{option}")
+        values[key] = convert(raw, hints.get(key, str), f"--{option}")
     try:
         params = workload.make_params(values, small=small)
     except (TypeError, ValueError) as error:
         raise UsageError(f"workload {name!r}: {error}") from None
     param_dict = dataclasses.asdict(params)
-    label = str(param_dict.get(workload.variant_field, "run"))
+    label = str(param_dict.get(workload.variant_field, ""))
+    module = getattr(workload.step, "__module__", "") or ""
+    code = getattr(workload.step, "__code__", None)
+    root = find_project_root(code.co_filename, module=module) if code is not None else Path(os.getcwd())
     return Target(name=name, label=label, setup=lambda: workload.setup(params), step=workload.step,
-                  thread_name=workload.thread_name, params=param_dict, device=str(param_dict.get("device", "cpu")))
-
-
-def _convert(raw: str, kind: Any, option: str) -> Any:
-    try:
-        if kind is bool:
-            lowered = raw.lower()
-            if lowered not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError(raw)
-            return lowered in ("1", "true", "yes", "on")
-        if kind in (int, float):
-            return kind(raw)
-    except ValueError:
-        raise UsageError(f"{option}: {raw!r} is not a valid {getattr(kind, '__name__', kind)}") from None
-    return raw
-
-
-def _convert_kwargs(function: Callable[..., Any], options: dict[str, str]) -> dict[str, Any]:
-    signature = inspect.signature(function)
-    try:
-        hints = typing.get_type_hints(function)
-    except Exception:  # annotations that cannot be evaluated: treat values as strings
-        hints = {}
-    kwargs: dict[str, Any] = {}
-    for option, raw in options.items():
-        key = option.replace("-", "_")
-        if key not in signature.parameters:
-            raise UsageError(f"{function.__name__}() has no parameter {key!r}")
-        kwargs[key] = _convert(raw, hints.get(key, str), f"--{option}")
-    missing = [p.name for p in signature.parameters.values()
-               if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-               and p.name not in kwargs]
-    if missing:
-        raise UsageError(f"{function.__name__}() needs {', '.join('--' + m.replace('_', '-') for m in missing)}")
-    return kwargs
-
-
-def _load_module(module_part: str) -> Any:
-    if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
-        path = Path(module_part)
-        if not path.is_file():
-            raise TargetError(f"no such file: {path}")
-        module_name = "synchunt_target_" + re.sub(r"\W", "_", path.stem)
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise TargetError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        # The file's folder first on sys.path, as `python file.py` would have it (and Kineto trims it off).
-        sys.path.insert(0, str(path.resolve().parent))
-        try:
-            spec.loader.exec_module(module)
-        except Exception as error:
-            raise TargetError(f"importing {path} failed: {type(error).__name__}: {error}") from None
-        return module
-    try:
-        return importlib.import_module(module_part)
-    except ImportError as error:
-        raise TargetError(f"cannot import {module_part!r}: {error}") from None
+                  thread_name=workload.thread_name, params=param_dict,
+                  device=check_device(device or str(param_dict.get("device", "cpu"))), project_root=str(root),
+                  user_packages=(module.split(".")[0],) if module else ())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from synchunt.cli import analysis as _analysis  # noqa: F401 - registers commands
+from synchunt.cli import annotate as _annotate  # noqa: F401 - registers commands
 from synchunt.cli import audit as _audit  # noqa: F401 - registers commands
 from synchunt.cli import catalog as _catalog  # noqa: F401 - registers commands
 from synchunt.cli import gate as _gate  # noqa: F401 - registers commands
@@ -14,24 +15,67 @@ from synchunt.cli import report as _report  # noqa: F401 - registers commands
 from synchunt.cli.app import app
 from synchunt.errors import SynchuntError
 
+ISSUES_URL = "https://github.com/synchunt/synchunt/issues"
+
 
 def main() -> None:
-    """Entry point: library errors become one red line and their exit code, never a traceback.
-
-    Usage errors (unknown option, bad choice) are typer's own: a short message and exit 2.
+    """Entry point. Every failure is one ``error:`` line on stderr: usage and input errors exit 2, a crash of
+    synchunt itself exits 3 ("internal error", never a traceback), so a gate never reads a crash as "syncs found".
     """
+    import typer
+
+    clicks = _click_exceptions()
     try:
-        app()
+        code = app(standalone_mode=False)
     except SynchuntError as error:
         _fail(str(error), error.exit_code)
+    except clicks.NoArgsIsHelpError as shown:  # `synchunt` alone: the help, then exit 2 like click
+        _fail(shown.format_message().strip(), 2, prefix=False)
+    except clicks.UsageError as error:
+        where = f" (see `{error.ctx.command_path} --help`)" if error.ctx is not None else ""
+        _fail(f"{error.format_message()}{where}", 2)
+    except clicks.ClickException as error:
+        _fail(error.format_message(), error.exit_code)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.Abort:
+        _fail("aborted", 130)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
+    except RecursionError:
+        _fail("internal error: input nested too deeply for this synchunt (RecursionError); please report it at "
+              f"{ISSUES_URL} with the command that failed", 3)
+    except MemoryError:
+        _fail("internal error: out of memory; try a smaller input or --max-trace-bytes", 3)
+    except Exception as error:  # the last line of defence: one line and exit 3, never a traceback
+        _fail(f"internal error: {type(error).__name__}: {error}; please report it at {ISSUES_URL} with the command "
+              "that failed (set SYNCHUNT_TRACEBACK=1 to see the traceback)", 3, error=error)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
-def _fail(message: str, code: int) -> None:
-    from rich.console import Console
+def _click_exceptions():  # type: ignore[no-untyped-def]
+    """Click's exception classes: vendored inside typer since 0.2x, the click package before."""
+    try:
+        from typer._click import exceptions
+    except ImportError:
+        from click import exceptions  # type: ignore[no-redef]
+    return exceptions
 
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+
+def _fail(message: str, code: int, *, prefix: bool = True, error: BaseException | None = None) -> None:
+    import os
+
+    from synchunt.render.text import visible
+
+    if error is not None and os.environ.get("SYNCHUNT_TRACEBACK"):
+        import traceback
+
+        traceback.print_exception(error)
+    text = visible(message)
+    if prefix:
+        text = "error: " + " ".join(text.split()) if "\n" not in text else "error: " + text
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
     sys.exit(code)
 
 

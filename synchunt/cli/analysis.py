@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, SkipOpt, ThreadOpt, TracePaths, app
-from synchunt.cli.output import emit_analysis
+from synchunt.cli.app import ForceOpt, Mode, ModeOpt, OutputOpt, ScopeOpt, SkipOpt, ThreadOpt, TracePaths, app
+from synchunt.cli.load_options import (
+    CacheDirOpt,
+    CacheOpt,
+    ExecutorChoice,
+    ExecutorOpt,
+    ProgressOpt,
+    SchedulerOpt,
+    WorkersOpt,
+    load_options,
+)
+from synchunt.cli.output import emit, format_choices
+from synchunt.render.analysis import ANALYSIS_FORMATS
 
 if TYPE_CHECKING:
-    from synchunt.attribute import FrameFilter
+    from synchunt.sites import FrameFilter
 
-
-class AnalysisFormat(str, Enum):
-    text = "text"
-    json = "json"
-    csv = "csv"
-
-
-FormatOpt = Annotated[AnalysisFormat, typer.Option("--format", "-f", help="text (rich table), json or csv.")]
+AnalysisFormat = format_choices(ANALYSIS_FORMATS)
+FormatOpt = Annotated[AnalysisFormat, typer.Option(  # type: ignore[valid-type]
+    "--format", "-f", help=", ".join(f"{r.name} ({r.description})" for r in ANALYSIS_FORMATS) + ".")]
 
 
 @app.command("analyze")
@@ -29,15 +35,39 @@ def analyze_command(
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
     mode: ModeOpt = Mode.auto,
-    output_format: FormatOpt = AnalysisFormat.text,
+    output_format: FormatOpt = AnalysisFormat(ANALYSIS_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
+    force: ForceOpt = False,
     skip_package: SkipOpt = None,
+    workers: WorkersOpt = 1,
+    executor: ExecutorOpt = ExecutorChoice.local,
+    scheduler: SchedulerOpt = None,
+    cache: CacheOpt = True,
+    cache_dir: CacheDirOpt = None,
+    progress: ProgressOpt = True,
 ) -> None:
     """Detect and attribute the syncs in saved traces, grouped by call site."""
     from synchunt.attribute import analyze
 
-    result = analyze(traces, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package))
-    emit_analysis(result, output_format.value, output)
+    if output is not None:
+        from synchunt.files import check_output
+
+        check_output(output, inputs=input_files(traces), force=force)
+    result = analyze(traces, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package),
+                     load=load_options(workers, executor, scheduler, cache, cache_dir, progress))
+    emit(ANALYSIS_FORMATS, output_format.value, result, output, inputs=input_files(traces), force=force)
+
+
+def input_files(paths: list[Path]) -> list[Path]:
+    """The files a command reads: the paths given and, for folders, the traces inside them."""
+    from synchunt.trace import trace_files
+
+    found: list[Path] = []
+    for path in paths:
+        found.append(path)
+        if path.is_dir():
+            found.extend(trace_files(path))
+    return found
 
 
 def frame_filter(skip_packages: list[str] | None) -> FrameFilter:

@@ -18,6 +18,21 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from synchunt import __version__
+
+        typer.echo(f"synchunt {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="Print synchunt's version and exit.")] = False,
+) -> None:
+    """Hunt hidden device-to-host syncs in PyTorch code."""
+
+
 class Mode(str, Enum):
     auto = "auto"
     confirmed = "confirmed"
@@ -29,7 +44,10 @@ ThreadOpt = Annotated[str | None, typer.Option("--thread", help="Only syncs on t
 ScopeOpt = Annotated[str | None, typer.Option("--scope", help="Only syncs inside this record_function scope.")]
 ModeOpt = Annotated[Mode, typer.Option("--mode", help="confirmed: runtime evidence; latent: would sync on a GPU; "
                                        "auto: by whether the trace has device activity.")]
-OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
+OutputOpt = Annotated[Path | None, typer.Option(
+    "--output", "-o", help="Write to this file instead of stdout (never one of the inputs; an existing file only "
+    "with --force).")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Let --output replace an existing file.")]
 SkipOpt = Annotated[list[str] | None, typer.Option(
     "--skip-package", help="Also treat frames from this top-level package as library code when picking the call "
     "site (repeatable; torch, synchunt, site-packages and the standard library are always skipped).")]

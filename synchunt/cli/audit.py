@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from synchunt.cli.app import OutputOpt, app
-from synchunt.cli.output import write_text
+from synchunt.cli.app import ForceOpt, OutputOpt, app
+from synchunt.cli.output import emit, format_choices
+from synchunt.render.audit import AUDIT_FORMATS
 
-
-class AuditFormat(str, Enum):
-    text = "text"
-    json = "json"
-    html = "html"
+AuditFormat = format_choices(AUDIT_FORMATS)
 
 
 @app.command("audit")
@@ -26,9 +22,10 @@ def audit_command(
     device: Annotated[str, typer.Option("--device", help="cpu (latent trace mode) or cuda (confirmed).")] = "cpu",
     small: Annotated[bool, typer.Option("--small/--full", help="Each path's small preset, or its full size.")]
     = True,
-    output_format: Annotated[AuditFormat, typer.Option("--format", "-f", help="text, json or html.")]
-    = AuditFormat.text,
+    output_format: Annotated[AuditFormat, typer.Option(  # type: ignore[valid-type]
+        "--format", "-f", help="text, json or html.")] = AuditFormat(AUDIT_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
+    force: ForceOpt = False,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Keep the traces in this folder (default: a temporary one).")] = None,
 ) -> None:
@@ -39,18 +36,11 @@ def audit_command(
     Examples: `synchunt audit`, `synchunt audit dcp-kv-filter --format json`.
     """
     from synchunt.audit import run_audit
-    from synchunt.audit.render import render_json, render_text
 
+    if output is not None:
+        from synchunt.files import check_output
+
+        check_output(output, force=force)
     result = run_audit(names or None, device=device, small=small, traces_dir=out)
-    if output_format is AuditFormat.json:
-        write_text(render_json(result) + "\n", output)
-    elif output_format is AuditFormat.html:
-        from synchunt.audit.html import render_audit_html, write_audit_html
-
-        if output is None:
-            write_text(render_audit_html(result), None)
-        else:
-            write_audit_html(result, output)
-    else:
-        write_text(render_text(result), output)
+    emit(AUDIT_FORMATS, output_format.value, result, output, force=force)
     raise typer.Exit(result.exit_code)

@@ -4,54 +4,34 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from enum import Enum
 from typing import Annotated
 
 import typer
 
-from synchunt.cli.app import OutputOpt, app
-from synchunt.cli.output import console, write_text
+from synchunt.cli.app import ForceOpt, OutputOpt, app
+from synchunt.cli.output import console, emit, format_choices
 from synchunt.errors import UsageError
+from synchunt.render.rules import RULE_FORMATS
 
-
-class RulesFormat(str, Enum):
-    text = "text"
-    markdown = "markdown"
-    json = "json"
+RulesFormat = format_choices(RULE_FORMATS)
 
 
 @app.command("rules")
 def rules_command(
     code: Annotated[str | None, typer.Argument(help="Show one rule (e.g. SH101).")] = None,
-    output_format: Annotated[RulesFormat, typer.Option("--format", "-f", help="text, markdown or json.")]
-    = RulesFormat.text,
+    output_format: Annotated[RulesFormat, typer.Option(  # type: ignore[valid-type]
+        "--format", "-f", help="text, markdown or json.")] = RulesFormat(RULE_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """List the sync rules (the catalogue every detector reads), or show one."""
-    from rich.table import Table
-    from rich.text import Text
-
     from synchunt.rules import RULES, get_rule
-    from synchunt.rules.docs import rule_markdown, rules_markdown
 
     try:
         chosen = [get_rule(code.upper())] if code else list(RULES)
     except KeyError as error:
         raise UsageError(str(error.args[0])) from None
-    if output_format is RulesFormat.markdown:
-        write_text(rule_markdown(chosen[0]) + "\n" if code else rules_markdown(), output)
-    elif output_format is RulesFormat.json:
-        data = [{**dataclasses.asdict(r), "kind": r.kind.value} for r in chosen]
-        write_text(json.dumps(data, indent=2), output)
-    elif code:
-        write_text(rule_markdown(chosen[0]), output)
-    else:
-        table = Table(title="synchunt rules")
-        for column in ("code", "name", "kind", "syncs"):
-            table.add_column(column, overflow="fold")
-        for r in chosen:
-            table.add_row(Text(r.code), Text(r.name), Text(r.kind.value), Text(r.what_it_does))
-        console().print(table)
+    emit(RULE_FORMATS, output_format.value, chosen, output, force=force)
 
 
 @app.command("workloads")
@@ -62,10 +42,16 @@ def workloads_command(
     from rich.table import Table
     from rich.text import Text
 
-    from workloads import all_workloads
+    from synchunt.capture import ENTRY_POINT_GROUP, registered_workloads
 
     table_data = []
-    for workload in all_workloads().values():
+    registered = registered_workloads()
+    if not registered and not as_json:
+        console(stderr=True).print(f"no workloads are registered: packages register them in the "
+                                   f"{ENTRY_POINT_GROUP!r} entry-point group (the repository's workloads/ folder "
+                                   "installs as synchunt_workloads)", highlight=False)
+        return
+    for workload in registered.values():
         options = {f.name.replace("_", "-"): f.default for f in dataclasses.fields(workload.params)}
         table_data.append({"name": workload.name, "summary": workload.summary, "mirrors": workload.mirrors,
                            "variant_option": workload.variant_field.replace("_", "-"),

@@ -6,24 +6,20 @@ import contextlib
 import datetime as dt
 import tempfile
 from collections.abc import Iterator
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, ThreadOpt, app
+from synchunt.cli.output import format_choices
 from synchunt.errors import UsageError
+from synchunt.render.gate import GATE_FORMATS
 
 if TYPE_CHECKING:
     from synchunt.gate import Baseline, GateResult
 
-
-class GateFormat(str, Enum):
-    text = "text"
-    github = "github"
-    sarif = "sarif"
-    junit = "junit"
+GateFormat = format_choices(GATE_FORMATS)
 
 
 GateTraces = Annotated[list[str] | None, typer.Argument(
@@ -34,7 +30,12 @@ GateTraces = Annotated[list[str] | None, typer.Argument(
 @app.command("gate", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def gate_command(
     traces: GateTraces = None,
-    max_syncs: Annotated[int, typer.Option("--max-syncs", help="Syncs allowed beyond the baseline.")] = 0,
+    max_syncs: Annotated[int, typer.Option("--max-syncs", min=0, help="Syncs allowed beyond the baseline.")] = 0,
+    max_idle_us: Annotated[float | None, typer.Option(
+        "--max-idle-us", min=0.0, help="Also fail when the counted syncs caused more device idle than this (µs); "
+        "needs device activity.")] = None,
+    allow_partial: Annotated[bool, typer.Option(
+        "--allow-partial", help="Judge a trace cut mid-write on the events before the cut (else: exit 2).")] = False,
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
     mode: ModeOpt = Mode.auto,
@@ -42,9 +43,11 @@ def gate_command(
     strict: Annotated[bool, typer.Option("--strict", help="Also fail on stale or expired baseline entries.")] = False,
     write_baseline: Annotated[Path | None, typer.Option(
         "--write-baseline", help="Write a baseline allowing the current syncs, then gate against it.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Let --write-baseline replace an existing file.")] = False,
-    output_format: Annotated[GateFormat, typer.Option(
-        "--format", "-f", help="text, github (workflow commands), sarif (2.1.0) or junit (XML).")] = GateFormat.text,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Let --write-baseline and --output replace an existing file.")] = False,
+    output_format: Annotated[GateFormat, typer.Option(  # type: ignore[valid-type]
+        "--format", "-f", help=", ".join(f"{r.name} ({r.description})" for r in GATE_FORMATS) + ".")]
+    = GateFormat(GATE_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
     target: Annotated[str | None, typer.Option(
         "--target", help="Profile this workload (or module:function) first, then gate its trace.")] = None,
@@ -54,8 +57,9 @@ def gate_command(
 ) -> None:
     """Fail CI when traces (or a freshly profiled target) hold more syncs than the baseline and budget allow.
 
-    Exit 0 when the syncs not allowed by the baseline fit in --max-syncs, 1 when they do not (or, with --strict,
-    when a baseline entry is stale or expired), 2 on unusable input.
+    Exit 0 when the syncs not allowed by the baseline fit in --max-syncs (and --max-idle-us), 1 when they do not
+    (or, with --strict, when a baseline entry is stale or expired), 2 on unusable input or when there is nothing
+    to judge (no usable events, a cut trace without --allow-partial, a profiled thread that recorded nothing).
 
     `synchunt gate traces/*.json.gz --baseline synchunt-baseline.toml`, or profile and gate in one go:
     `synchunt gate --target hicache-dcp --impl sliced --device cpu`.
@@ -66,17 +70,24 @@ def gate_command(
     items = list(traces or [])
     if target is None:
         _reject_options(items, out=out, small=small)
-    if max_syncs < 0:
-        raise UsageError(f"--max-syncs must be 0 or more, got {max_syncs}")
-    if write_baseline is not None and write_baseline.exists() and not force:
-        raise UsageError(f"{write_baseline} exists; pass --force to overwrite it")  # before a long capture
+    from synchunt.cli.analysis import input_files
+    from synchunt.files import check_output
+
+    inputs = input_files([Path(item) for item in items]) if target is None else []
+    # Before a long capture. --write-baseline may regenerate the baseline in use (keeping its reasons).
+    if write_baseline is not None:
+        check_output(write_baseline, inputs=inputs, force=force, what="baseline")
+    if output is not None:
+        inputs += [baseline] if baseline is not None else []
+        check_output(output, inputs=[*inputs, *([write_baseline] if write_baseline else [])], force=force)
     allow_list = load_baseline(baseline) if baseline is not None else None
     with _trace_paths(items, target, out, small) as paths:
         analysis = analyze(paths, mode=mode.value, thread=thread, scope=scope)
-    result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict)
+    result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict, max_idle_us=max_idle_us,
+                      allow_partial=allow_partial)
     if write_baseline is not None:
         result = _write_and_regate(result, allow_list, write_baseline, force=force)
-    _emit(result, output_format, output)
+    _emit(result, output_format.value, output, inputs, force)
     raise typer.Exit(result.exit_code)
 
 
@@ -98,7 +109,7 @@ def _trace_paths(items: list[str], target: str | None, out: Path | None, small: 
         yield [Path(item) for item in items]
         return
     from synchunt.capture import CaptureSettings, capture, parse_extra_options, resolve_target
-    from synchunt.cli.output import console
+    from synchunt.cli.output import note
 
     resolved = resolve_target(target, parse_extra_options(items), small=small)
     with contextlib.ExitStack() as stack:
@@ -106,32 +117,30 @@ def _trace_paths(items: list[str], target: str | None, out: Path | None, small: 
             stack.enter_context(tempfile.TemporaryDirectory(prefix="synchunt-gate-")))
         captured = capture(resolved, folder, CaptureSettings())
         if out is not None:
-            console(stderr=True).print(f"trace: {captured.path}", soft_wrap=True, markup=False)
+            note(f"trace: {captured.path}")
         yield [captured.path]
 
 
 def _write_and_regate(result: GateResult, previous: Baseline | None, path: Path, *, force: bool) -> GateResult:
     """Write a baseline for the current syncs (keeping the reasons of the baseline in use), then gate against it."""
-    from synchunt.cli.output import console
+    from synchunt.cli.output import note
     from synchunt.gate import baseline_from_syncs, evaluate, load_baseline, write_baseline
 
-    written = write_baseline(baseline_from_syncs(result.analysis.syncs, today=dt.date.today(), previous=previous),
+    written = write_baseline(baseline_from_syncs(result.analysis.records, today=dt.date.today(), previous=previous),
                              path, force=force)
     fresh = load_baseline(written)
     noun = "entry" if len(fresh.entries) == 1 else "entries"
-    console(stderr=True).print(f"baseline: wrote {len(fresh.entries)} {noun} to {written}", soft_wrap=True,
-                               markup=False)
+    note(f"baseline: wrote {len(fresh.entries)} {noun} to {written}")
     return evaluate(result.analysis, max_syncs=result.budget, baseline=fresh, strict=result.strict,
-                    today=result.today)
+                    today=result.today, max_idle_us=result.idle_budget_us,
+                    allow_partial=result.allow_partial)
 
 
-def _emit(result: GateResult, output_format: GateFormat, output: Path | None) -> None:
-    from synchunt.cli.output import console, print_or_write, write_text
-    from synchunt.gate import render_gate_document, render_gate_text
+def _emit(result: GateResult, output_format: str, output: Path | None, inputs: list[Path], force: bool) -> None:
+    from synchunt.cli.output import emit, note
+    from synchunt.render.gate.headline import gate_headline
 
-    if output_format is GateFormat.text:
-        print_or_write(render_gate_text(result), output)
-        return
-    write_text(render_gate_document(result, output_format.value), output)
-    # The document may be on stdout for a tool to parse; the verdict goes to stderr for the log reader.
-    console(stderr=True).print(result.headline, soft_wrap=True, markup=False)
+    emit(GATE_FORMATS, output_format, result, output, inputs=inputs, force=force)
+    if GATE_FORMATS.get(output_format).machine or output is not None:
+        # The document may be on stdout for a tool to parse; the verdict goes to stderr for the log reader.
+        note(gate_headline(result))

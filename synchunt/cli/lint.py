@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from synchunt.cli.app import OutputOpt, app
+from synchunt.cli.app import ForceOpt, OutputOpt, app
+from synchunt.cli.output import emit, format_choices
 from synchunt.errors import UsageError
-from synchunt.output import Confidence, Finding, Severity
+from synchunt.findings import Confidence, Finding, FindingSet, Severity
+from synchunt.render.findings import FINDING_FORMATS
 
-
-class LintFormat(str, Enum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
+LintFormat = format_choices(FINDING_FORMATS)
 
 
 class FailOn(str, Enum):
@@ -42,7 +38,8 @@ IgnoreOpt = Annotated[list[str] | None, typer.Option(
 ExcludeOpt = Annotated[list[str] | None, typer.Option(
     "--exclude", help="Skip files and folders matching these glob patterns (relative to the current folder), "
     "on top of the configuration's `exclude`; repeat or separate with commas.")]
-LintFormatOpt = Annotated[LintFormat, typer.Option("--format", "-f", help="Output format.")]
+LintFormatOpt = Annotated[LintFormat, typer.Option(  # type: ignore[valid-type]
+    "--format", "-f", help=", ".join(f"{r.name} ({r.description})" for r in FINDING_FORMATS) + ".")]
 FailOnOpt = Annotated[FailOn, typer.Option(
     "--fail-on", help="Exit 1 when a finding has this severity or a higher one.")]
 MinConfidenceOpt = Annotated[MinConfidence | None, typer.Option(
@@ -66,36 +63,17 @@ def _common_folder(paths: list[Path]) -> Path:
     return common if common.is_dir() else common.parent
 
 
-def _render(findings: list[Finding], output_format: LintFormat) -> str | None:
-    """The document for machine formats; ``None`` for text, which prints itself."""
-    if output_format is LintFormat.json:
-        from synchunt.output.jsonout import render_json
-
-        return render_json(findings, tool="synchunt lint")
-    if output_format is LintFormat.sarif:
-        from synchunt import __version__
-        from synchunt.output.sarif import render_sarif
-        from synchunt.rules import RULES
-
-        return render_sarif(findings, rules=[rule for rule in RULES if rule.has_static_form],
-                            tool_version=__version__)
-    if output_format is LintFormat.github:
-        from synchunt.output.github import render_github
-
-        return render_github(findings)
-    return None
-
-
 @app.command("lint")
 def lint_command(
     paths: SourcePaths,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
     exclude: ExcludeOpt = None,
-    output_format: LintFormatOpt = LintFormat.text,
+    output_format: LintFormatOpt = LintFormat(FINDING_FORMATS.default),  # noqa: B008
     fail_on: FailOnOpt = FailOn.warning,
     min_confidence: MinConfidenceOpt = None,
     output: OutputOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Scan Python source for code that makes the host wait for the device (no torch import, no GPU).
 
@@ -108,40 +86,25 @@ def lint_command(
     Exit status: 0 clean; 1 findings at or above --fail-on; 2 a missing path, a bad configuration or a file
     that does not parse.
     """
-    from synchunt.cli.output import write_text
     from synchunt.config import load_config
     from synchunt.lint import FileFilter, iter_python_files, lint_paths
+    from synchunt.rules import RULES
 
     config = load_config(_common_folder(paths))
     selected = _codes(select)
     ignored = [*_codes(ignore), *([] if selected else config.ignore)]
     confidence = Confidence(min_confidence.value) if min_confidence is not None else (
         config.min_confidence or Confidence.MEDIUM)
-    patterns = _codes(exclude, upper=False)
-    files = list(iter_python_files(paths, FileFilter(patterns, config.exclude, config.root)))
+    files = list(iter_python_files(paths, FileFilter(_codes(exclude, upper=False), config.exclude, config.root)))
+    if output is not None:
+        from synchunt.files import check_output
+
+        check_output(output, inputs=files, force=force)
     findings = lint_paths(files, select=selected or config.select, ignore=ignored, min_confidence=confidence,
                           config=config)
-    document = _render(findings, output_format)
-    if output is not None:
-        if document is None:
-            import io
-
-            from rich.console import Console
-
-            from synchunt.output.text import render_text
-
-            buffer = io.StringIO()
-            render_text(findings, Console(file=buffer, width=120, no_color=True), files_checked=len(files))
-            document = buffer.getvalue()
-        write_text(document, output)
-    elif document is None:
-        from rich.console import Console
-
-        from synchunt.output.text import render_text
-
-        render_text(findings, Console(), files_checked=len(files))
-    else:
-        sys.stdout.write(document)
+    report = FindingSet(tuple(findings), tool="synchunt lint", files_checked=len(files),
+                        rule_codes=tuple(rule.code for rule in RULES if rule.has_static_form))
+    emit(FINDING_FORMATS, output_format.value, report, output, inputs=files, force=force)
     raise typer.Exit(_exit_code(findings, fail_on))
 
 

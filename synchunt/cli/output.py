@@ -1,67 +1,53 @@
-"""Where command results go: stdout or a file, never overwriting without being asked."""
+"""Where command results go: stdout or a file, through a model's renderer registry, never losing a file."""
 
 from __future__ import annotations
 
+import shutil
+import sys
+from collections.abc import Iterable
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
-from synchunt.attribute import Analysis
-from synchunt.files import write_text_file
-from synchunt.trace import Trace
+from synchunt.files import write_output
+from synchunt.render.registry import Registry, RenderOptions
 
 
 def console(*, stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
-def write_text(text: str, output: Path | None, *, overwrite: bool = True) -> None:
+def note(message: str) -> None:
+    """A line for the person at the terminal (stderr: stdout may be a document another tool parses)."""
+    from synchunt.render.text import visible
+
+    sys.stderr.write(visible(message) + "\n")
+    sys.stderr.flush()
+
+
+def format_choices(registry: Registry[Any]) -> type[Enum]:
+    """The ``--format`` choices of a registry, as the Enum typer wants (built from the registry, so a new format
+    module is a new choice)."""
+    names = registry.names()
+    return Enum(f"{registry.model.title().replace(' ', '')}Format", {name: name for name in names}, type=str)
+
+
+def emit(registry: Registry[Any], name: str, model: Any, output: Path | None, *, inputs: Iterable[Path] = (),
+         force: bool = False) -> None:
+    """Render ``model`` in format ``name`` to stdout (styled when stdout is a terminal and the format is text),
+    or to ``output`` (plain, atomically, never an input, never replacing a file without ``force``)."""
+    renderer = registry.get(name)
     if output is None:
-        typer_echo(text)
+        terminal = sys.stdout.isatty() and not renderer.machine
+        width = shutil.get_terminal_size((120, 24)).columns if terminal else 120
+        content = renderer(model, RenderOptions(color=terminal, width=max(width, 80)))
+        if isinstance(content, bytes):
+            sys.stdout.buffer.write(content)
+        else:
+            sys.stdout.write(content if content.endswith("\n") else content + "\n")
+        sys.stdout.flush()
         return
-    write_text_file(output, text, overwrite=overwrite)
-
-
-def typer_echo(text: str) -> None:
-    import typer
-
-    typer.echo(text, nl=not text.endswith("\n"))
-
-
-def emit_analysis(result: Analysis, output_format: str, output: Path | None) -> None:
-    from synchunt.report import render_csv, render_json, render_text
-
-    if output_format == "json":
-        write_text(render_json(result), output)
-    elif output_format == "csv":
-        write_text(render_csv(result), output)
-    else:
-        print_or_write(render_text(result), output)
-
-
-def print_or_write(renderable: object, output: Path | None) -> None:
-    """Print a rich renderable, or write it as plain text to ``output``."""
-    if output is None:
-        console().print(renderable)
-        return
-    write_text(render_to_text(renderable), output)
-
-
-def render_to_text(renderable: object, width: int = 160) -> str:
-    """A rich renderable as plain text (for files), without touching the terminal."""
-    import io
-
-    recorder = Console(record=True, width=width, file=io.StringIO())
-    recorder.print(renderable)
-    return recorder.export_text()
-
-
-def write_report(result: Analysis, trace: Trace) -> Path:
-    """The HTML stall report next to the trace (a new file: capture names are unique)."""
-    from synchunt.cli.report import default_report_path
-    from synchunt.report.html import write_html_report
-
-    html_path = default_report_path(trace.path)
-    write_html_report(result, html_path, traces=[trace])
-    console(stderr=True).print(f"report: {html_path}", highlight=False)
-    return html_path
+    content = renderer(model, RenderOptions(color=False, width=160))
+    write_output(output, content, inputs=list(inputs), force=force)

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, ThreadOpt, TracePaths, app
+from synchunt.cli.analysis import input_files
+from synchunt.cli.app import ForceOpt, Mode, ModeOpt, OutputOpt, ScopeOpt, ThreadOpt, TracePaths, app
+from synchunt.cli.output import emit, format_choices, note
+from synchunt.render.comparison import COMPARISON_FORMATS
 
+if TYPE_CHECKING:
+    from synchunt.attribute import Analysis
+    from synchunt.trace import Trace
 
-class CompareFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
+CompareFormat = format_choices(COMPARISON_FORMATS)
 HtmlOutputOpt = Annotated[Path | None, typer.Option(
-    "--output", "-o", help="The HTML file to write (replaced if it exists). Default: next to the first trace, "
-                           "never replacing an existing file.")]
+    "--output", "-o", help="The HTML file to write (an existing one only with --force). Default: next to the first "
+                           "trace, with a new name when that one exists.")]
 CompareOpt = Annotated[list[Path] | None, typer.Option(
     "--compare", help="An 'after' trace (or per-rank folder; repeat for several) to compare against.")]
-CompareTrace = Annotated[Path, typer.Argument(help="A trace file or per-rank trace folder.")]
+CompareTrace = Annotated[Path, typer.Argument(help="A trace file, per-rank trace folder or saved analysis.")]
 
 
 @app.command("report")
@@ -32,26 +33,40 @@ def report_command(
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
     mode: ModeOpt = Mode.auto,
+    force: ForceOpt = False,
 ) -> None:
     """Write a self-contained HTML stall report (timeline, call sites, scopes, call paths) that opens offline;
     with --compare, before/after side by side with the deltas."""
-    from synchunt.attribute import analyze, load_sources
-    from synchunt.cli.output import console
-    from synchunt.errors import UsageError
-    from synchunt.report.html import write_html_report
+    from synchunt.attribute import analyze, filter_analysis, load_sources
 
-    html_path = output if output is not None else default_report_path(traces[0], compare=bool(compare))
-    if output is None and html_path.exists():
-        raise UsageError(f"{html_path} exists; pass -o {html_path} to replace it, or choose another name")
+    inputs = input_files([*traces, *(compare or [])])
+    html_path = output if output is not None else unused_path(default_report_path(traces[0], compare=bool(compare)))
+    if output is not None:
+        from synchunt.files import check_output
+
+        check_output(html_path, inputs=inputs, force=force)
     loaded, saved = load_sources(traces)
-    result = analyze([*loaded, *saved], mode=mode.value)
-    after = None
+    result = filter_analysis(analyze([*loaded, *saved], mode=mode.value), thread=thread, scope=scope)
+    after, after_traces = None, []
     if compare:
         after_traces, after_saved = load_sources(compare)
-        after = analyze([*after_traces, *after_saved], mode=mode.value)
-    written = write_html_report(result, html_path, traces=loaded, compare=after,
-                                compare_traces=after_traces if compare else None, thread=thread, scope=scope)
-    console(stderr=True).print(f"report: {written}", highlight=False)
+        after = filter_analysis(analyze([*after_traces, *after_saved], mode=mode.value), thread=thread, scope=scope)
+    written = write_report(result, loaded, html_path, after=after, after_traces=after_traces, thread=thread,
+                           inputs=inputs, force=force)
+    note(f"report: {written}")
+
+
+def write_report(result: Analysis, traces: list[Trace], html_path: Path, *, after: Analysis | None = None,
+                 after_traces: list[Trace] | None = None, thread: str | None = None, inputs: list[Path] | None = None,
+                 force: bool = False) -> Path:
+    """Build the report's data from the analyses and their traces, render the page and write it."""
+    from synchunt.files import write_output
+    from synchunt.render.html import render_page
+    from synchunt.report import build_report
+
+    report = build_report(result, traces, after=after, after_traces=after_traces or [], thread=thread)
+    paths = [Path(t.path) for t in [*traces, *(after_traces or [])]]
+    return write_output(html_path, render_page(report), inputs=[*(inputs or []), *paths], force=force)
 
 
 @app.command("compare")
@@ -61,22 +76,34 @@ def compare_command(
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
     mode: ModeOpt = Mode.auto,
-    output_format: Annotated[CompareFormat, typer.Option("--format", "-f", help="text or json.")] = CompareFormat.text,
+    output_format: Annotated[CompareFormat, typer.Option(  # type: ignore[valid-type]
+        "--format", "-f", help="text or json.")] = CompareFormat(COMPARISON_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
+    force: ForceOpt = False,
+    fail_on_new: Annotated[bool, typer.Option(
+        "--fail-on-new", help="Exit 1 when the after side has a new call site or more syncs at one.")] = False,
+    noise_us: Annotated[float, typer.Option(
+        "--noise-us", min=0.0, help="Stall differences up to this many µs are timing noise.")] = 50.0,
+    noise_fraction: Annotated[float, typer.Option(
+        "--noise-fraction", min=0.0, help="... or up to this fraction of the before stall, if larger.")] = 0.10,
 ) -> None:
-    """Compare two traces (before and after a fix): per call site counts, stall and deltas, ops that vanished."""
-    from synchunt.attribute import analyze
-    from synchunt.report.compare import compare, render_compare_json, render_compare_text
+    """Compare two traces (before and after a fix): per call site counts, stall and deltas, ops that vanished.
 
+    Exit 0, or 1 with --fail-on-new when the after side is worse; 2 on unusable input.
+    """
+    from synchunt.attribute import analyze
+    from synchunt.compare import Noise, compare
+
+    inputs = input_files([before, after])
+    if output is not None:
+        from synchunt.files import check_output
+
+        check_output(output, inputs=inputs, force=force)
     old = analyze(before, mode=mode.value, thread=thread, scope=scope)
     new = analyze(after, mode=mode.value, thread=thread, scope=scope)
-    comparison = compare(old, new)
-    if output_format is CompareFormat.json:
-        from synchunt.cli.output import write_text
-
-        write_text(render_compare_json(comparison), output)
-    else:
-        _print(render_compare_text(comparison), output)
+    comparison = compare(old, new, noise=Noise(absolute_us=noise_us, fraction=noise_fraction))
+    emit(COMPARISON_FORMATS, output_format.value, comparison, output, inputs=inputs, force=force)
+    raise typer.Exit(1 if fail_on_new and comparison.worse else 0)
 
 
 def default_report_path(trace: Path, *, compare: bool = False) -> Path:
@@ -88,7 +115,10 @@ def default_report_path(trace: Path, *, compare: bool = False) -> Path:
     return trace.with_name(name + suffix)
 
 
-def _print(renderable: object, output: Path | None) -> None:
-    from synchunt.cli.output import print_or_write
-
-    print_or_write(renderable, output)
+def unused_path(path: Path) -> Path:
+    """``path``, or ``name-2.html``, ``name-3.html`` … when it exists (a default name never replaces a file)."""
+    candidate, number = path, 2
+    while candidate.exists() or candidate.is_symlink():
+        candidate = path.with_name(f"{path.stem}-{number}{path.suffix}")
+        number += 1
+    return candidate

@@ -35,7 +35,8 @@ def _is_profilers(candidate: Candidate, columns: Columns, last_runtime: dict[obj
 
 
 def _step_ends(columns: Columns, tid: object) -> list[float]:
-    mask = (columns.cats == vocab.USER_ANNOTATION) & (columns.tid == tid)
+    # ProfilerStep#N is a user annotation; traces of torch <= 1.9 record it as an operator.
+    mask = np.isin(columns.cats, [vocab.USER_ANNOTATION, vocab.CPU_OP]) & (columns.tid == tid)
     return [float(columns.ts[i] + columns.dur[i]) for i in np.flatnonzero(mask).tolist()
             if PROFILER_STEP.match(columns.names[i])]
 

@@ -5,15 +5,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from synchunt.rules import NOT_SYNC_OPS, OpRole, Rule
+from synchunt.rules import NOT_HOST_SYNCS, NOT_SYNC_OPS, OpRole, Rule
 from synchunt.rules.index import trace_ops_named
 
 _HOST_READS = (OpRole.READ, OpRole.COPY)
 
 
 def is_not_sync(op: str, ancestors: Sequence[str]) -> bool:
-    """A reviewed non-sync: the op (under its listed enclosing op) looks like a sync but is not one."""
-    return any(entry.op == op and (entry.under is None or entry.under in ancestors) for entry in NOT_SYNC_OPS)
+    """A reviewed non-sync: the op (under its listed enclosing op) looks like a sync but is not one, or it is a
+    host read inside an op whose host reads happen only in its CPU kernel."""
+    if any(entry.op == op and (entry.under is None or entry.under in ancestors) for entry in NOT_SYNC_OPS):
+        return True
+    return _is_host_read(op) and any(name in _cpu_only_readers() for name in ancestors)
+
+
+@cache
+def _cpu_only_readers() -> frozenset[str]:
+    return frozenset(f"aten::{entry.packet}" for entry in NOT_HOST_SYNCS)
+
+
+@cache
+def _is_host_read(op: str) -> bool:
+    return any(pattern.role is OpRole.READ for pattern, _ in trace_ops_named(op))
 
 
 def is_copy_op(op: str) -> bool:
@@ -25,9 +38,9 @@ def resolve(op: str, ancestors: Sequence[str], *, direction: str | None = None,
     """The rule for a sync caused by ``op`` inside ``ancestors`` (innermost first), and the enclosing op it is
     charged to, if any (reads under one call of that op are one sync of the user's code).
 
-    Patterns that require an enclosing op win over plain ones (``aten::nonzero`` under ``aten::index`` is
-    boolean-mask indexing, not a bare ``nonzero``); a host read or copy inside a cause or anchor op is charged to
-    that op (a copy inside ``unique`` is ``unique``'s sync); copies are split by ``direction`` (``"DtoH"``,
+    A host read or copy inside a cause or anchor op is charged to that op (a copy inside ``unique`` is ``unique``'s
+    sync); then patterns that require an enclosing op win over plain ones (``aten::nonzero`` under ``aten::index``
+    is boolean-mask indexing, not a bare ``nonzero``); copies are split by ``direction`` (``"DtoH"``,
     ``"HtoD"``); ``latent_only`` leaves out what a CPU-only trace cannot show (copies).
     """
     patterns = trace_ops_named(op)
@@ -35,15 +48,15 @@ def resolve(op: str, ancestors: Sequence[str], *, direction: str | None = None,
     is_copy = OpRole.COPY in roles
     if is_copy and latent_only:
         return None, None
-    for pattern, rule in patterns:
-        if pattern.under is not None and pattern.under in ancestors and (pattern.latent or not latent_only) \
-                and (pattern.role is not OpRole.COPY or rule.copy_direction == direction):
-            return rule, pattern.under
-    if roles & set(_HOST_READS):
+    if roles & set(_HOST_READS):  # `.cpu()` inside `bincount` is bincount's read, whatever its own pattern says
         for ancestor in ancestors:
             outer = _explaining_rule(ancestor, latent_only)
             if outer is not None:
                 return outer, ancestor
+    for pattern, rule in patterns:
+        if pattern.under is not None and pattern.under in ancestors and (pattern.latent or not latent_only) \
+                and (pattern.role is not OpRole.COPY or rule.copy_direction == direction):
+            return rule, pattern.under
     if is_copy:
         rule = next((rule for pattern, rule in patterns if pattern.role is OpRole.COPY and pattern.under is None
                      and direction is not None and rule.copy_direction == direction), None)

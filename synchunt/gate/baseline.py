@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from synchunt.attribute import Sync
 from synchunt.errors import UsageError
 from synchunt.rules import RULES_BY_CODE
 
@@ -33,8 +34,6 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 BASELINE_SCHEMA = "synchunt.baseline/1"
-# The call site of a sync recorded without any Python frame (e.g. a trace taken without ``with_stack``).
-NO_FRAME_SITE = "<no Python frame>"
 
 _ENTRY_KEYS = {"rule", "site", "op", "reason", "expires", "max"}
 _ENTRY_HEADER = re.compile(r"^\s*\[\[\s*allow\s*\]\]")
@@ -52,17 +51,9 @@ class SyncKey:
         return f"{self.rule} {self.op} at {self.site}"
 
 
-def call_site_key(file: Any, function: Any) -> str:
-    """``file:function`` of a sync's call site, or :data:`NO_FRAME_SITE` when no Python frame is known."""
-    if not isinstance(file, str) or not file:
-        return NO_FRAME_SITE
-    return f"{file}:{function or '?'}"
-
-
-def sync_key(row: Any) -> SyncKey:
-    """The key of one sync (a row of ``Analysis.syncs``, as a mapping or a named tuple)."""
-    get = row.get if isinstance(row, dict) else (lambda name: getattr(row, name))
-    return SyncKey(str(get("rule")), call_site_key(get("file"), get("function")), str(get("op")))
+def sync_key(sync: Sync) -> SyncKey:
+    """The key of one sync: its rule, its site's ``file:function`` (as :func:`synchunt.sites.site_key`), its op."""
+    return SyncKey(sync.rule, sync.site_key, sync.op)
 
 
 @dataclass(frozen=True)

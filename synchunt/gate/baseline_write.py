@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
-
-from synchunt.files import write_text_file
+from synchunt.attribute import Sync
+from synchunt.files import write_output
 from synchunt.gate.baseline import BASELINE_SCHEMA, Baseline, BaselineEntry, sync_key
 
 _HEADER = """\
@@ -19,10 +19,10 @@ _HEADER = """\
 """
 
 
-def baseline_from_syncs(syncs: pd.DataFrame, *, today: dt.date, previous: Baseline | None = None) -> Baseline:
+def baseline_from_syncs(syncs: Sequence[Sync], *, today: dt.date, previous: Baseline | None = None) -> Baseline:
     """An entry per key of ``syncs`` with ``max`` = its current count. Entries of ``previous`` with the same key
     keep their reason and expiry, so regenerating a baseline does not lose what reviewers wrote."""
-    counts = Counter(sync_key(row) for row in syncs.itertuples(index=False))
+    counts = Counter(sync_key(sync) for sync in syncs)
     entries = []
     for key in sorted(counts):
         kept = previous.entry_for(key) if previous else None
@@ -48,8 +48,7 @@ def render_baseline(baseline: Baseline) -> str:
 
 def write_baseline(baseline: Baseline, path: Path, *, force: bool = False) -> Path:
     """Write ``baseline`` to ``path``; an existing file is only replaced with ``force``."""
-    return write_text_file(path, render_baseline(baseline), overwrite=force, what="baseline",
-                           refuse_hint="pass --force to overwrite it")
+    return write_output(path, render_baseline(baseline), force=force, what="baseline")
 
 
 def _string(value: str) -> str:

@@ -7,9 +7,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import pandas as pd
-
-from synchunt.attribute import Analysis
+from synchunt.attribute import Analysis, Sync
 from synchunt.errors import UsageError
 from synchunt.gate.baseline import Baseline, BaselineEntry, sync_key
 
@@ -41,8 +39,8 @@ class EntryUsage:
 
 @dataclass(frozen=True, eq=False)
 class GateResult:
-    """The gate over one analysis. ``allowed_by`` gives, per row of ``analysis.syncs``, the index of the baseline
-    entry that allowed it, or ``None`` when the sync counts against ``budget``."""
+    """The gate over one analysis. ``allowed_by`` gives, per record of ``analysis.records``, the index of the
+    baseline entry that allowed it, or ``None`` when the sync counts against ``budget``."""
 
     analysis: Analysis
     budget: int
@@ -51,26 +49,41 @@ class GateResult:
     strict: bool = False
     baseline_path: str | None = None
     today: dt.date = field(default_factory=dt.date.today)
+    idle_budget_us: float | None = None
+    missing_evidence: tuple[str, ...] = ()  # why there is nothing to judge (exit 2), e.g. a trace with no events
+    allow_partial: bool = False
 
     @cached_property
-    def counted(self) -> pd.DataFrame:
+    def counted(self) -> tuple[Sync, ...]:
         """The syncs the baseline does not allow (what the budget is checked against)."""
-        mask = [index is None for index in self.allowed_by]
-        return self.analysis.syncs[pd.Series(mask, index=self.analysis.syncs.index, dtype=bool)]
+        return tuple(r for r, index in zip(self.analysis.records, self.allowed_by, strict=True) if index is None)
 
     @cached_property
-    def allowed(self) -> pd.DataFrame:
-        mask = [index is not None for index in self.allowed_by]
-        return self.analysis.syncs[pd.Series(mask, index=self.analysis.syncs.index, dtype=bool)]
+    def allowed(self) -> tuple[Sync, ...]:
+        return tuple(r for r, index in zip(self.analysis.records, self.allowed_by, strict=True) if index is not None)
 
-    @property
+    @cached_property
     def counted_analysis(self) -> Analysis:
         """The counted syncs as an analysis of their own, for the analysis renderers."""
-        return Analysis(self.analysis.traces, self.counted.reset_index(drop=True), dict(self.analysis.filters))
+        return self.analysis.with_records(self.counted)
+
+    @property
+    def counted_idle_us(self) -> float | None:
+        """The device idle the counted syncs caused (``None``: unknown, no counted sync was measured)."""
+        return self.counted_analysis.totals.device_idle_us
+
+    @property
+    def over_idle_budget(self) -> bool:
+        return self.idle_budget_us is not None and (self.counted_idle_us or 0.0) > self.idle_budget_us
 
     @property
     def over_budget(self) -> bool:
-        return len(self.counted) > self.budget
+        return len(self.counted) > self.budget or self.over_idle_budget
+
+    @property
+    def judged(self) -> bool:
+        """Whether the inputs held evidence to judge (a green gate on nothing is no green)."""
+        return not self.missing_evidence
 
     @property
     def stale_entries(self) -> tuple[EntryUsage, ...]:
@@ -87,46 +100,36 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
-        return not self.over_budget and not (self.strict and self.baseline_problems)
+        return self.judged and not self.over_budget and not (self.strict and self.baseline_problems)
 
     @property
     def exit_code(self) -> int:
+        """0 passed, 1 failed, 2 nothing to judge."""
+        if not self.judged:
+            return 2
         return 0 if self.passed else 1
-
-    @property
-    def headline(self) -> str:
-        """One line for logs: ``gate failed: 54 syncs counted, budget 0 (54 latent syncs on thread scheduler)``."""
-        from synchunt.attribute.verdict import verdict
-
-        counted = len(self.counted)
-        noun = "sync" if counted == 1 else "syncs"
-        text = f"gate {'passed' if self.passed else 'failed'}: {counted} {noun} counted, budget {self.budget}"
-        if counted:
-            text += f" ({verdict(self.counted_analysis)})"
-        if len(self.allowed):
-            text += f"; {len(self.allowed)} allowed by the baseline"
-        problems = [f"{len(group)} {name} baseline {'entry' if len(group) == 1 else 'entries'}"
-                    for name, group in (("stale", self.stale_entries), ("expired", self.expired_entries)) if group]
-        if problems:
-            text += "; " + ", ".join(problems) + (" (--strict)" if self.strict else "")
-        return text
 
 
 def evaluate(analysis: Analysis, *, max_syncs: int = 0, baseline: Baseline | None = None, strict: bool = False,
-             today: dt.date | None = None) -> GateResult:
+             today: dt.date | None = None, max_idle_us: float | None = None,
+             allow_partial: bool = False) -> GateResult:
     """Gate ``analysis``: syncs matched by a baseline entry (up to its ``max``, earliest first) are allowed, the
-    rest count against ``max_syncs``. ``today`` decides expiry (the local date when not given)."""
+    rest count against ``max_syncs`` (and their device idle against ``max_idle_us``). ``today`` decides expiry
+    (the local date when not given). Inputs without evidence (no usable events, a cut trace unless
+    ``allow_partial``, a capture whose profiled thread recorded nothing) make the result "nothing to judge"."""
     if max_syncs < 0:
-        raise UsageError(f"--max-syncs must be 0 or more, got {max_syncs}")
+        raise UsageError(f"the sync budget must be 0 or more, got {max_syncs}")
+    if max_idle_us is not None and not max_idle_us >= 0:
+        raise UsageError(f"the idle budget must be 0 µs or more, got {max_idle_us}")
     today = today or dt.date.today()
     entries = baseline.entries if baseline else ()
     positions = {entry.key: position for position, entry in enumerate(entries)}
-    syncs = analysis.syncs
-    allowed_by: list[int | None] = [None] * len(syncs)
+    records = analysis.records
+    allowed_by: list[int | None] = [None] * len(records)
     matched = [0] * len(entries)
     allowed = [0] * len(entries)
-    keys = [sync_key(row) for row in syncs.itertuples(index=False)]
-    times = list(zip(syncs["trace"].astype(str), syncs["ts_us"].astype(float), strict=True))
+    keys = [sync_key(record) for record in records]
+    times = [(record.trace, record.ts_us) for record in records]
     for row_number in sorted(range(len(keys)), key=times.__getitem__):
         position = positions.get(keys[row_number])
         if position is None:
@@ -138,4 +141,26 @@ def evaluate(analysis: Analysis, *, max_syncs: int = 0, baseline: Baseline | Non
             allowed_by[row_number] = position
     usage = tuple(EntryUsage(entry, matched[i], allowed[i], entry.is_expired(today)) for i, entry in enumerate(entries))
     return GateResult(analysis, max_syncs, tuple(allowed_by), usage, strict,
-                      str(baseline.path) if baseline and baseline.path else None, today)
+                      str(baseline.path) if baseline and baseline.path else None, today, max_idle_us,
+                      missing_evidence(analysis, allow_partial=allow_partial, idle_budget=max_idle_us is not None),
+                      allow_partial)
+
+
+def missing_evidence(analysis: Analysis, *, allow_partial: bool = False, idle_budget: bool = False) -> tuple[str, ...]:
+    """Why ``analysis`` cannot be judged, one reason per trace that lacks evidence (empty: it can be)."""
+    reasons = []
+    if not analysis.traces:
+        reasons.append("no trace was analysed")
+    for info in analysis.traces:
+        if info.events is not None and info.events == 0:
+            reasons.append(f"{info.path}: no usable events were read")
+        elif info.partial is not None and not allow_partial:
+            reasons.append(f"{info.path}: partial trace ({info.partial.reason}; {info.partial.events_read} events "
+                           "read before the cut); pass --allow-partial to judge what was read")
+        profiled = (info.synchunt or {}).get("profiled_thread")
+        if profiled and info.threads is not None and str(profiled) not in info.threads:
+            reasons.append(f"{info.path}: the profiled thread {profiled!r} recorded no events (the profiling window "
+                           "captured nothing)")
+    if idle_budget and not any(info.device_activity for info in analysis.traces):
+        reasons.append("an idle budget needs device activity, and these traces have none")
+    return tuple(reasons)

@@ -10,24 +10,22 @@ from __future__ import annotations
 from synchunt.guard.api import AllowSyncs, Forbid, Watch, allow_syncs, forbid_syncs, watch
 from synchunt.guard.frames import DEFAULT_SKIP_MODULES
 from synchunt.guard.records import (
+    SiteCount,
     SyncError,
-    SyncFrame,
     SyncRecord,
-    SyncSite,
     format_syncs,
     group_by_site,
     summarize_rules,
 )
-from synchunt.guard.state import is_guarded
+from synchunt.guard.scope import is_guarded
 
 __all__ = [
     "DEFAULT_SKIP_MODULES",
     "AllowSyncs",
     "Forbid",
+    "SiteCount",
     "SyncError",
-    "SyncFrame",
     "SyncRecord",
-    "SyncSite",
     "Watch",
     "allow_syncs",
     "forbid_syncs",

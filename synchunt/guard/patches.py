@@ -8,22 +8,24 @@ make as their rule's. On CUDA, torch's sync debug mode is a second signal: a syn
 explains is recorded under the catalogue's catch-all rule.
 
 The patches are installed while at least one guard is active on any thread and removed with the last one.
-Every wrapper checks the calling thread's state first, so unguarded threads only pay one attribute lookup.
+Every wrapper checks the calling thread and task first, so unguarded code only pays one context lookup.
 """
 
 from __future__ import annotations
 
-import threading
+import sys
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
-from synchunt.guard.classify import on_device
+from synchunt.guard import scope
+from synchunt.guard.call import on_device
 from synchunt.guard.frames import capture_stack
-from synchunt.guard.state import STATE, op_name, report
+from synchunt.guard.reporting import report, run_and_report
 from synchunt.rules import RULES, PatchEffect, catch_all_rule
+from synchunt.rules.reviewed import NOT_HOST_SYNC_CALLS
 
 _SYNC_DEBUG_MESSAGE = "called a synchronizing CUDA operation"
 
@@ -37,20 +39,22 @@ def _reporting(rule: str, op: str, original: Callable[..., Any]) -> Callable[...
     """Report ``rule`` for each call on a guarded thread. A call on a tensor (a host read) is latent when the
     tensor is not on a device, and the copy it dispatches is the same sync (not reported again)."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        state = STATE
-        if not state.recorders or state.suppress:
+        flags = scope.FLAGS
+        active = scope.active_entries()
+        if not active or flags.suppress:
             return original(*args, **kwargs)
-        raw = capture_stack()
         tensor = args[0] if args and isinstance(args[0], torch.Tensor) else None
-        state.suppress += 1
-        try:
-            result = original(*args, **kwargs)
-        finally:
-            state.suppress -= 1
-        report(rule, op, latent=tensor is not None and not on_device(tensor),
-               detail=_describe_tensor(tensor) if tensor is not None else "",
-               source="method" if tensor is not None else "explicit", raw=raw)
-        return result
+
+        def run() -> Any:
+            flags.suppress += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                flags.suppress -= 1
+
+        return run_and_report(active, run, rule, op, latent=tensor is not None and not on_device(tensor),
+                              detail=_describe_tensor(tensor) if tensor is not None else "",
+                              source="method" if tensor is not None else "explicit", raw=capture_stack())
 
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", op)
     wrapper.__doc__ = original.__doc__
@@ -60,26 +64,50 @@ def _reporting(rule: str, op: str, original: Callable[..., Any]) -> Callable[...
 def _marking(original: Callable[..., Any]) -> Callable[..., Any]:
     """The scalar read made inside the call is the marking rule's (truthiness), not a generic scalar read."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        state = STATE
-        state.truthiness += 1
+        flags = scope.FLAGS
+        flags.truthiness += 1
         try:
             return original(*args, **kwargs)
         finally:
-            state.truthiness -= 1
+            flags.truthiness -= 1
 
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "__bool__")
     wrapper.__doc__ = original.__doc__
     return wrapper
 
 
+def _quiet(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A reviewed call whose host reads are not syncs: nothing it does is reported."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        flags = scope.FLAGS
+        flags.suppress += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            flags.suppress -= 1
+
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "wrapper")
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
 class _AttributePatch:
-    """Replace ``owner.name`` and put back exactly what was there (own attribute or inherited)."""
+    """Replace ``owner.name`` and put back exactly what was there (own attribute or inherited).
+
+    The wrapper made for an original is kept and reused, so entering a guard again only sets attributes.
+    """
+
+    _made: ClassVar[dict[tuple[int, str], tuple[Any, Any]]] = {}
 
     def __init__(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
         self.owner, self.name = owner, name
         self.had_own = name in vars(owner)
         self.saved = vars(owner)[name] if self.had_own else None
-        setattr(owner, name, make(getattr(owner, name)))
+        original = getattr(owner, name)
+        known = self._made.get((id(owner), name))
+        if known is None or known[0] is not original:
+            known = self._made[(id(owner), name)] = (original, make(original))
+        setattr(owner, name, known[1])
 
     def undo(self) -> None:
         if self.had_own:
@@ -112,13 +140,14 @@ class _SyncDebugSignal:
         if category is not UserWarning or _SYNC_DEBUG_MESSAGE not in str(message):
             self.original_showwarning(message, category, filename, lineno, file, line)
             return
-        state = STATE
-        if state.recorders:
-            op = op_name(state.last_op) if state.last_op is not None else "unknown"
-            # A sync no catalogue op or patch explained: recorded under the catch-all rule, with the op's name.
-            if not state.suppress and not state.last_op_reported:
-                report(catch_all_rule().code, op, latent=False, detail="reported by torch.cuda sync debug mode",
-                       source="sync-debug", raw=capture_stack())
+        active = scope.active_entries()
+        if active:
+            flags = scope.FLAGS
+            # A warning raised while a reported op or patched call runs is that same sync; any other is a sync
+            # no catalogue op or patch explained: recorded under the catch-all rule, at the user's line.
+            if not flags.suppress and not flags.in_reported:
+                report(active, catch_all_rule().code, "unclassified", latent=False,
+                       detail="reported by torch.cuda sync debug mode", source="sync-debug", raw=capture_stack())
             return
         if not self.drop_unguarded:
             self.original_showwarning(message, category, filename, lineno, file, line)
@@ -135,52 +164,40 @@ class _SyncDebugSignal:
                 mutated()
 
 
-class _Installation:
-    """Reference-counted: installed by the first active guard in the process, removed by the last."""
+PatchPlan = list[tuple[Any, str, Callable[[Any], Any]]]
+_PLAN: PatchPlan | None = None
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users = 0
-        self._patches: list[_AttributePatch] = []
-        self._sync_debug: _SyncDebugSignal | None = None
 
-    @property
-    def tracks_sync_debug(self) -> bool:
-        return self._sync_debug is not None and self._sync_debug.active
-
-    def acquire(self) -> None:
-        with self._lock:
-            self._users += 1
-            if self._users == 1:
-                self._install()
-
-    def release(self) -> None:
-        with self._lock:
-            self._users -= 1
-            if self._users == 0:
-                self._uninstall()
-
-    def _install(self) -> None:
-        cuda = torch.cuda.is_available()
-        patches = []
+def _plan() -> PatchPlan:
+    """(owner, attribute, wrapper factory) for every patch this torch build has, resolved once."""
+    global _PLAN
+    if _PLAN is None:
+        cuda, plan = torch.cuda.is_available(), []
         for rule in RULES:
             for patch in rule.guard_patches:
-                if patch.needs_cuda and not cuda:
-                    continue
-                owner = _resolve_owner(patch.target)
-                name = patch.target.rsplit(".", 1)[1]
-                if owner is None or not hasattr(owner, name):  # not in this torch build
-                    continue
+                owner, name = _resolve_owner(patch.target), patch.target.rsplit(".", 1)[1]
+                if (patch.needs_cuda and not cuda) or owner is None or not hasattr(owner, name):
+                    continue  # not in this torch build, or needs CUDA
                 if patch.effect is PatchEffect.MARK:
-                    patches.append(_AttributePatch(owner, name, _marking))
+                    plan.append((owner, name, _marking))
                 else:
-                    patches.append(_AttributePatch(
-                        owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
-        if cuda:
-            self._sync_debug = _SyncDebugSignal()
-        self._patches = patches
+                    plan.append((owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
+        for call in NOT_HOST_SYNC_CALLS:
+            owner, name = _resolve_owner(call.target), call.target.rsplit(".", 1)[1]
+            if owner is not None and hasattr(owner, name):
+                plan.append((owner, name, _quiet))
+        _PLAN = plan
+    return _PLAN
 
-    def _uninstall(self) -> None:
+
+class Patches:
+    """The catalogue's guard patches (and on CUDA the sync-debug signal), installed on construction."""
+
+    def __init__(self) -> None:
+        self._patches = [_AttributePatch(owner, name, make) for owner, name, make in _plan()]
+        self._sync_debug = _SyncDebugSignal() if torch.cuda.is_available() else None
+
+    def undo(self) -> None:
         for patch in reversed(self._patches):
             patch.undo()
         self._patches = []
@@ -195,11 +212,11 @@ def _resolve_owner(target: str) -> Any:
     if parts[0] != "torch":
         raise ValueError(f"guard patch {target!r} is not under torch")
     owner: Any = torch
-    for part in parts[1:-1]:
-        owner = getattr(owner, part, None)
+    for depth, part in enumerate(parts[1:-1], start=2):
+        # A loaded module wins over a same-named attribute (torch.optim.adam is also a function there).
+        module = sys.modules.get(".".join(parts[:depth]))
+        owner = module if module is not None else getattr(owner, part, None)
         if owner is None:
             return None
     return owner
 
-
-INSTALLATION = _Installation()

@@ -7,26 +7,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from synchunt.errors import SynchuntError
-
-
-@dataclass(frozen=True)
-class SyncFrame:
-    """One Python frame of user code."""
-
-    filename: str
-    lineno: int
-    function: str
-
-    def __str__(self) -> str:
-        return f"{self.filename}:{self.lineno} in {self.function}"
+from synchunt.sites import Frame, SiteCount
 
 
 @dataclass(frozen=True)
 class SyncRecord:
     """One device-to-host sync (or latent sync) seen by the guard.
 
-    ``filename``/``lineno``/``function`` name the innermost user frame; ``stack`` holds the user frames,
-    innermost first (so ``stack[0]`` is that same frame). ``latent`` is true when the tensors were not on a
+    ``file``/``line``/``function`` name the innermost user frame (the line that synced); ``stack`` holds the
+    user frames, innermost first (so ``stack[0]`` is that same frame). ``latent`` is true when the tensors were not on a
     device (e.g. a CPU run): the op would sync on a GPU. ``source`` says which signal saw it: ``"dispatch"``
     (the aten op and its arguments), ``"method"`` (a Tensor method that reads to the host without dispatching,
     e.g. ``tolist``), ``"explicit"`` (``torch.cuda.synchronize()`` and friends) or ``"sync-debug"`` (torch's
@@ -35,10 +24,10 @@ class SyncRecord:
 
     rule: str
     op: str
-    filename: str
-    lineno: int
+    file: str
+    line: int
     function: str
-    stack: tuple[SyncFrame, ...]
+    stack: tuple[Frame, ...]
     thread: str
     latent: bool
     detail: str
@@ -49,7 +38,7 @@ class SyncRecord:
 
     @property
     def location(self) -> str:
-        return f"{self.filename}:{self.lineno}"
+        return f"{self.file}:{self.line}"
 
     def describe(self) -> str:
         """One line: rule, op, location, function, and what kind of sync it is."""
@@ -60,26 +49,10 @@ class SyncRecord:
                 f"({kind}, thread {self.thread}{allowed}){detail}")
 
 
-@dataclass(frozen=True)
-class SyncSite:
-    """All records that share a rule, an op and a user line."""
-
-    rule: str
-    op: str
-    filename: str
-    lineno: int
-    function: str
-    count: int
-
-    @property
-    def location(self) -> str:
-        return f"{self.filename}:{self.lineno}"
-
-
-def group_by_site(records: Iterable[SyncRecord]) -> list[SyncSite]:
-    """Sites, most frequent first (ties in first-seen order)."""
-    counts = Counter((r.rule, r.op, r.filename, r.lineno, r.function) for r in records)
-    return [SyncSite(*key, count=count) for key, count in counts.most_common()]
+def group_by_site(records: Iterable[SyncRecord]) -> list[SiteCount]:
+    """Sites (rule, op, user line), most frequent first (ties in first-seen order)."""
+    counts = Counter((r.rule, r.op, r.file, r.line, r.function) for r in records)
+    return [SiteCount(*key, count=count) for key, count in counts.most_common()]
 
 
 def summarize_rules(records: Iterable[SyncRecord]) -> str:
@@ -94,7 +67,7 @@ def format_syncs(records: Sequence[SyncRecord], *, with_stack: bool = True) -> s
     for number, record in enumerate(records, start=1):
         lines.append(f"{number:>3}. {record.describe()}")
         if with_stack:
-            lines.extend(f"       {frame}" for frame in record.stack[1:])
+            lines.extend(f"       {frame.file}:{frame.line} in {frame.function}" for frame in record.stack[1:])
     return "\n".join(lines)
 
 
@@ -109,3 +82,7 @@ class SyncError(SynchuntError):
         header = f"{len(self.syncs)} device-to-host {noun} in a forbid_syncs() region " \
                  f"({summarize_rules(self.syncs)}):"
         super().__init__(header + "\n" + format_syncs(self.syncs, with_stack=True))
+
+    def __reduce__(self) -> tuple[type[SyncError], tuple[tuple[SyncRecord, ...]]]:
+        # Rebuilt from its records (pytest-xdist, multiprocessing), not from the formatted message.
+        return type(self), (self.syncs,)

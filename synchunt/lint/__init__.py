@@ -18,10 +18,10 @@ from pathlib import Path
 
 from synchunt.config import SynchuntConfig
 from synchunt.errors import UsageError
+from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.engine import ModuleLinter, build_plan
 from synchunt.lint.files import FileFilter, iter_python_files
 from synchunt.lint.locate import Located, locate
-from synchunt.output import Confidence, Finding, Severity
 from synchunt.rules import RULES, Rule
 
 PARSE_ERROR = "SH000"

@@ -12,6 +12,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.bindings import build_scopes
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.helpers import HelperSyncs
@@ -22,7 +23,6 @@ from synchunt.lint.scopes import ITER, Scope, bind_target, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
 from synchunt.lint.walk import FastVisitor
 from synchunt.lint.where import Where
-from synchunt.output import Confidence, Finding, Severity
 from synchunt.rules import Kind, Rule
 
 _KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from synchunt.findings import Confidence, Finding
 from synchunt.lint.forms import Hit, excerpt
 from synchunt.lint.provenance.calls import local_function
 from synchunt.lint.scopes import Scope
-from synchunt.output import Confidence, Finding
 from synchunt.rules import RULES_BY_CODE, Rule
 
 if TYPE_CHECKING:

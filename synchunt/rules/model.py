@@ -73,6 +73,14 @@ class Blocking(str, Enum):
     PAGEABLE_DEVICE_TO_HOST = "pageable device-to-host"
 
 
+class WaitScope(str, Enum):
+    """What a blocking call waits for on the device."""
+
+    STREAM = "stream"  # one stream (its queued work, or the copy it issued)
+    DEVICE = "device"  # every stream of the device
+    EVENT = "event"  # the stream an event was recorded on
+
+
 @dataclass(frozen=True)
 class RuntimeCall:
     """A CUDA/HIP runtime or CUDA driver API call (``cuda_runtime`` / ``cuda_driver`` events).
@@ -84,6 +92,7 @@ class RuntimeCall:
     name: str
     blocks: Blocking = Blocking.ALWAYS
     standalone: bool = False
+    waits_on: WaitScope = WaitScope.STREAM
 
 
 @dataclass(frozen=True)

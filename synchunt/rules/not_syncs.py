@@ -30,6 +30,8 @@ NOT_SYNC_OPS: tuple[NotSyncOp, ...] = (
     NotSyncOp("aten::_local_scalar_dense", under="aten::_index_put_impl_",
               reason="the masked-fill fast path of `x[mask] = 5` reads its one-element CPU value with `.item()`"),
 )
+# Host reads under the reviewed ops of ``synchunt.rules.reviewed`` (their CPU kernels read on the host, their
+# device kernels do not) are not syncs either: the detector reads both lists.
 
 NON_BLOCKING_CALLS: tuple[NonBlockingCall, ...] = (
     NonBlockingCall("cudaEventQuery", "polls an event and returns at once (its `Event Sync` record does not block)"),

@@ -1,17 +1,40 @@
-"""Loading traces from files and per-rank folders."""
+"""Loading traces from files and per-rank folders: cached, in parallel where asked."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 from synchunt.errors import TraceError
+from synchunt.executor import Executor, ExecutorSpec, make_executor
+from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace.decode import decode
 from synchunt.trace.model import Trace, build
+from synchunt.trace.source import DEFAULT_MAX_BYTES, check_file
 
 TRACE_SUFFIXES = (".json", ".json.gz")
+R = TypeVar("R")
+# Below this size a trace is decoded in this process even when workers are available (startup would dominate).
+PARALLEL_DECODE_BYTES = 64 << 20
 
 
-def load_trace(path: str | Path) -> Trace:
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to load traces: the executor for many traces (and for slices of one big trace), the cache."""
+
+    executor: ExecutorSpec = field(default_factory=ExecutorSpec)
+    cache: bool = True
+    cache_dir: Path | None = None  # None: the user's cache folder (see synchunt.trace.cache.default_cache_dir)
+    max_bytes: int = DEFAULT_MAX_BYTES
+    progress: Progress = field(default=NULL_PROGRESS, compare=False, repr=False)
+
+
+DEFAULT_OPTIONS = LoadOptions(cache=False)
+
+
+def load_trace(path: str | Path, options: LoadOptions = DEFAULT_OPTIONS) -> Trace:
     """Parse one Kineto trace (``.json`` or ``.json.gz``, or a folder holding exactly one).
 
     Raises :class:`synchunt.errors.TraceError` for anything that is not a readable trace.
@@ -22,31 +45,108 @@ def load_trace(path: str | Path) -> Trace:
         if len(files) != 1:
             raise TraceError(f"{path} holds {len(files)} traces; use load_traces() for per-rank folders")
         path = files[0]
-    if not path.exists():
-        raise TraceError(f"no such trace: {path}")
-    return build(path, decode(path))
+    check_file(path)
+    if options.executor.parallel and path.stat().st_size >= PARALLEL_DECODE_BYTES:
+        with make_executor(options.executor) as pool:
+            return _load_one(path, options, pool)
+    return _load_one(path, options, None)
 
 
-def load_traces(paths: list[str | Path] | tuple[str | Path, ...]) -> list[Trace]:
-    """Parse every trace named, expanding folders of per-rank traces (sorted by rank, then name)."""
+def load_traces(paths: Sequence[str | Path], options: LoadOptions = DEFAULT_OPTIONS) -> list[Trace]:
+    """Parse every trace named, expanding folders of per-rank traces (sorted by rank, then name).
+
+    With a parallel executor the traces load in worker processes and come back whole; to keep only a small
+    result per trace (an analysis), use `map_traces`.
+    """
+    return map_traces(paths, _identity, options)
+
+
+def map_traces(paths: Sequence[str | Path], reduce: Callable[[Trace], R],
+               options: LoadOptions = DEFAULT_OPTIONS) -> list[R]:
+    """Load each trace and apply ``reduce`` to it, in worker processes when the executor is parallel.
+
+    ``reduce`` must be picklable (a module-level function or a functools.partial of one); results come back
+    in the order of ``paths``, a folder's traces sorted by rank then name, so each result can be merged with
+    its rank.
+    """
+    groups = expand(paths)
+    files = [file for group in groups for file in group]
+    if len(files) == 1:
+        return [reduce(load_trace(files[0], options))]
+    job = _Job(reduce, replace(options, executor=ExecutorSpec(), progress=NULL_PROGRESS))
+    with options.progress.task("load traces", total=len(files)) as task:
+        if options.executor.parallel:
+            with make_executor(options.executor) as pool:
+                results = []
+                for result in pool.imap(job, files, window=pool.workers):
+                    results.append(result)
+                    task.advance()
+        else:
+            results = []
+            for file in files:
+                results.append(job(file))
+                task.advance()
+    return _in_rank_order(groups, results)
+
+
+def expand(paths: Sequence[str | Path]) -> list[list[Path]]:
+    """The trace files named, one group per argument (a folder's group: the traces it holds)."""
     if not paths:
         raise TraceError("no trace given")
-    traces: list[Trace] = []
+    groups: list[list[Path]] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = trace_files(path)
-            if not files:
+            found = trace_files(path)
+            if not found:
                 raise TraceError(f"{path} holds no .json or .json.gz trace")
-            loaded = [build(f, decode(f)) for f in files]
-            loaded.sort(key=lambda t: (t.rank if t.rank is not None else 1 << 30, t.path.name))
-            traces.extend(loaded)
+            groups.append(found)
         elif path.exists():
-            traces.append(build(path, decode(path)))
+            groups.append([path])
         else:
             raise TraceError(f"no such trace: {path}")
-    return traces
+    return groups
 
 
 def trace_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+
+
+@dataclass(frozen=True)
+class _Job:
+    reduce: Callable[[Trace], Any]
+    options: LoadOptions
+
+    def __call__(self, path: Path) -> tuple[int | None, Any]:
+        trace = _load_one(path, self.options, None)
+        return trace.rank, self.reduce(trace)
+
+
+def _identity(trace: Trace) -> Trace:
+    return trace
+
+
+def _load_one(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
+    if options.cache:
+        from synchunt.trace.cache import TraceCache
+
+        cache = TraceCache(options.cache_dir)
+        cached = cache.get(path)
+        if cached is not None:
+            return cached
+        trace = build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress))
+        cache.put(trace)
+        return trace
+    return build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress))
+
+
+def _in_rank_order(groups: list[list[Path]], results: list[tuple[int | None, Any]]) -> list[Any]:
+    """Results per argument in order; within a folder, by rank (unranked last), then file name."""
+    ordered: list[Any] = []
+    start = 0
+    for group in groups:
+        ranked = sorted(zip(group, results[start:start + len(group)], strict=True),
+                        key=lambda item: (item[1][0] if item[1][0] is not None else 1 << 30, item[0].name))
+        ordered.extend(result for _, (_, result) in ranked)
+        start += len(group)
+    return ordered

@@ -13,6 +13,7 @@ import pandas as pd
 
 from synchunt.trace import vocab
 from synchunt.trace.decode import DecodedTrace
+from synchunt.trace.source import PartialRead
 from synchunt.trace.tree import containment
 
 _FRAME_RE = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
@@ -33,6 +34,30 @@ class Trace:
     events: pd.DataFrame
     threads: pd.DataFrame
     metadata: dict[str, Any] = field(repr=False)
+    partial: PartialRead | None = None  # set when the file was cut mid-write: the events before the cut
+
+    @property
+    def name_codes(self) -> np.ndarray:
+        """Each event's name as a code into `names` (compare codes instead of strings)."""
+        return self.events["name"].cat.codes.to_numpy()
+
+    @property
+    def names(self) -> pd.Index:
+        return self.events["name"].cat.categories
+
+    @property
+    def category_codes(self) -> np.ndarray:
+        return self.events["cat"].cat.codes.to_numpy()
+
+    @property
+    def categories(self) -> pd.Index:
+        return self.events["cat"].cat.categories
+
+    def codes_of(self, column: str, values: Any) -> np.ndarray:
+        """The codes of ``values`` in a categorical column (``name``, ``cat``, …); unknown values are left out."""
+        categories = self.events[column].cat.categories
+        found = categories.get_indexer(list(values))
+        return found[found >= 0]
 
     @property
     def rank(self) -> int | None:
@@ -82,79 +107,74 @@ def python_thread_names(metadata: dict[str, Any]) -> dict[str, str]:
 
 def build(path: Path, decoded: DecodedTrace) -> Trace:
     """Assemble a :class:`Trace` from decoded columns (complete events, thread table, containment tree)."""
-    columns = decoded.columns
-    ph = np.asarray(columns["ph"], dtype=object)
-    complete = np.flatnonzero(ph == "X")
-    frame = pd.DataFrame({key: _take(values, complete) for key, values in columns.items()
-                          if key not in ("ph", "meta_name")})
-    frame["pid"] = _ids(frame["pid"])
-    frame["tid"] = _ids(frame["tid"])
-    frame["dur"] = frame["dur"].where(np.isfinite(frame["dur"]), 0.0)
-    frame = frame[np.isfinite(frame["ts"])].reset_index(drop=True)  # events without a usable time are dropped
-    frame["end"] = frame["ts"] + frame["dur"]
-    integer_times = bool(len(frame)) and bool(np.all(np.mod(frame["ts"].to_numpy()[:1000], 1.0) == 0))
-    host = frame["cat"].isin(vocab.HOST_CATEGORIES).to_numpy()
-    lane = frame.groupby(["pid", "tid"], sort=False).ngroup().to_numpy()
-    lane = np.where(host, lane, -1 - np.arange(len(frame)))  # device events: each its own lane
-    parent, depth = containment(lane.astype(np.int64), frame["ts"].to_numpy(), frame["dur"].to_numpy(),
-                                eps=1.0 if integer_times else 0.01)
-    frame["parent"] = parent
-    frame["depth"] = depth
-    frame["name"] = frame["name"].astype("category")
-    frame["cat"] = frame["cat"].astype("category")
-    return Trace(path=path, events=frame, threads=_threads(columns, ph, decoded.metadata),
-                 metadata=decoded.metadata)
+    columns = dict(decoded.columns)
+    ts, dur = columns["ts"], columns["dur"]
+    dur = np.where(np.isfinite(dur), dur, 0.0)
+    with np.errstate(over="ignore"):
+        end = ts + dur
+    dur = np.where(np.isfinite(end), dur, 0.0)  # an overflowing duration is as unusable as a missing one
+    columns["dur"] = dur
+    keep = np.isfinite(ts)  # events without a usable time are dropped
+    if not keep.all():
+        columns = {key: _select(values, keep) for key, values in columns.items()}
+        ts, dur = columns["ts"], columns["dur"]
+    end = ts + dur
+    cat_codes, cat_values = columns["cat"]
+    host_codes = [i for i, c in enumerate(cat_values) if c in vocab.HOST_CATEGORIES]
+    parent, depth = host_tree(columns["pid"], columns["tid"], ts, dur, np.isin(cat_codes, host_codes))
+    frame = pd.DataFrame({
+        "name": _categorical(columns["name"]), "cat": _categorical(columns["cat"]),
+        "pid": columns["pid"], "tid": columns["tid"], "ts": ts, "dur": dur, "end": end,
+        **{key: columns[key] for key in _ID_COLUMNS},
+        **{key: _categorical(columns[key]) for key in _RAW_COLUMNS},
+        "parent": parent, "depth": depth,
+    }, copy=False)
+    return Trace(path=path, events=frame, threads=_threads(decoded.threads, decoded.metadata),
+                 metadata=decoded.metadata, partial=decoded.partial)
 
 
-def _take(values: Any, index: np.ndarray) -> Any:
-    if isinstance(values, np.ndarray):
-        return values[index]
-    if len(index) == len(values):  # every event kept: nothing to select
-        return values
-    return np.fromiter(values, dtype=object, count=len(values))[index]
+_ID_COLUMNS = ("correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes")
+_RAW_COLUMNS = ("sync_kind", "input_types", "concrete_inputs", "call_stack")
 
 
-def _ids(column: pd.Series) -> pd.Series:
-    """Kineto ids are ints, sometimes strings ("0x0", "stream 7"): ints where possible, else the string."""
-    def convert(value: Any) -> Any:
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        text = str(value).strip()
-        try:
-            return int(text, 0)
-        except ValueError:
-            return text
-    if pd.api.types.is_integer_dtype(column.dtype):
-        return column.astype(np.int64)
-    if column.dtype == object:
-        try:  # the common case: every id already an int
-            return pd.Series(np.array(column.tolist(), dtype=np.int64), index=column.index)
-        except (TypeError, ValueError, OverflowError):
-            pass
-    converted = [convert(v) for v in column.tolist()]
-    if all(isinstance(v, int) for v in converted):
-        return pd.Series(converted, dtype=np.int64, index=column.index)
-    return pd.Series(converted, dtype=object, index=column.index)
+def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
+              host: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Parent row and depth of every event: host events nest per (pid, tid); device events stand alone."""
+    parent = np.full(len(ts), -1, dtype=np.int64)
+    depth = np.zeros(len(ts), dtype=np.int64)
+    rows = np.flatnonzero(host)
+    if not len(rows):
+        return parent, depth
+    pid_codes, _ = pd.factorize(pid[rows])
+    tid_codes, _ = pd.factorize(tid[rows])
+    lane = pid_codes.astype(np.int64) * (int(tid_codes.max()) + 1) + tid_codes
+    host_ts = ts[rows]
+    integer_times = bool(np.all(np.mod(ts[:1000], 1.0) == 0))
+    lane_parent, lane_depth = containment(lane, host_ts, dur[rows], eps=1.0 if integer_times else 0.01)
+    parent[rows] = np.where(lane_parent >= 0, rows[np.maximum(lane_parent, 0)], -1)
+    depth[rows] = lane_depth
+    return parent, depth
 
 
-def _threads(columns: dict[str, Any], ph: np.ndarray, metadata: dict[str, Any]) -> pd.DataFrame:
-    names = columns["name"]
-    meta = np.flatnonzero(ph == "M")
-    rows: dict[tuple[Any, Any], str] = {}
-    for i in meta.tolist():
-        if names[i] == "thread_name":
-            value = columns["meta_name"][i]
-            rows[(columns["pid"][i], columns["tid"][i])] = str(value) if value is not None else ""
+def _categorical(coded: tuple[np.ndarray, list[Any]]) -> pd.Categorical:
+    codes, values = coded
+    categories = pd.Index(values, dtype=object) if values else pd.Index([], dtype=object)
+    return pd.Categorical.from_codes(codes, categories=categories, validate=False)
+
+
+def _select(values: Any, keep: np.ndarray) -> Any:
+    if isinstance(values, tuple):
+        return values[0][keep], values[1]
+    return values[keep]
+
+
+def _threads(rows: list[tuple[Any, Any, str]], metadata: dict[str, Any]) -> pd.DataFrame:
+    names = {(pid, tid): name for pid, tid, name in rows}  # the last name given to a thread wins
     python_names = python_thread_names(metadata)
-    records = []
-    for (pid, tid), kineto_name in rows.items():
-        records.append({"pid": pid, "tid": tid, "kineto_name": kineto_name,
-                        "name": python_names.get(str(tid), kineto_name)})
+    records = [{"pid": pid, "tid": tid, "kineto_name": name, "name": python_names.get(str(tid), name)}
+               for (pid, tid), name in names.items()]
     table = pd.DataFrame(records, columns=["pid", "tid", "kineto_name", "name"])
-    if len(table):
-        table["pid"] = _ids(table["pid"])
-        table["tid"] = _ids(table["tid"])
-        table = table.drop_duplicates(["pid", "tid"]).reset_index(drop=True)
+    for key in ("pid", "tid"):
+        if len(table) and all(isinstance(v, int) for v in table[key]):
+            table[key] = table[key].astype(np.int64)
     return table

@@ -1,53 +1,165 @@
-"""The containment tree of host events: each event's parent and depth per (pid, tid), in one sorted sweep."""
+"""The containment tree of host events: each event's parent and depth per (pid, tid) lane, vectorized.
+
+The semantics are those of a stack sweep over each lane's events sorted by start (longer first on ties): an
+event is a child of the innermost open event that it starts inside and does not outlast by more than ``eps`` µs
+(integer-µs traces round ends, so a child may appear to end a little after its parent). `containment_reference`
+is that sweep in plain Python; `containment` computes the same result with numpy:
+
+* ``pop[j]``: the first later event that ``j`` does not contain — the first one starting at or after j's end
+  (a binary search), or the first one ending more than ``eps`` after it (a next-greater search);
+* the depth of ``k`` is the number of earlier events still open after ``k``'s pops (``pop[j] > k``), its parent
+  the latest earlier event one level up.
+
+This equals the sweep whenever each pop removes a top slice of the stack; where an event is kept below a removed
+one (overlapping, not nested, events), that lane is handed to the sweep. Device events are lanes of their own.
+"""
 
 from __future__ import annotations
+
+from itertools import pairwise
 
 import numpy as np
 
 
 def containment(group: np.ndarray, ts: np.ndarray, dur: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Parent index (-1 for roots) and depth of each event, nesting by time within each ``group`` value.
-
-    ``group`` identifies the (pid, tid) lane as an integer code. An event is a child of the innermost open
-    event on its lane that it starts inside and does not outlast by more than ``eps`` µs (integer-µs traces
-    round ends, so a child may appear to end a little after its parent). Ties on start time put the longer
-    event first, so a parent precedes the children that start with it.
-    """
+    """Parent index (-1 for roots) and depth of each event, nesting by time within each ``group`` value."""
     n = len(ts)
     parent = np.full(n, -1, dtype=np.int64)
     depth = np.zeros(n, dtype=np.int64)
     if n == 0:
         return parent, depth
     order = np.lexsort((-dur, ts, group))
-    end = ts + dur
-    ts_list = ts[order].tolist()
-    end_list = end[order].tolist()
-    group_list = group[order].tolist()
-    order_list = order.tolist()
-    parent_sorted = [-1] * n
-    depth_sorted = [0] * n
-    stack: list[int] = []  # positions in sorted order
-    current_group = None
-    for pos in range(n):
-        g = group_list[pos]
-        if g != current_group:
-            stack.clear()
-            current_group = g
-        start = ts_list[pos]
-        stop = end_list[pos]
-        while stack:
-            top = stack[-1]
-            if start < end_list[top] and stop <= end_list[top] + eps:
-                break
+    sorted_group = group[order]
+    cuts = np.flatnonzero(sorted_group[1:] != sorted_group[:-1]) + 1
+    bounds = np.concatenate(([0], cuts, [n]))
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        if hi - lo == 1:
+            continue
+        members = order[lo:hi]
+        start = ts[members]
+        end = start + dur[members]
+        lane = _lane_vectorized(start, end, eps)
+        lane_parent, lane_depth = lane if lane is not None else _lane_sweep(start, end, eps)
+        parent[members] = np.where(lane_parent >= 0, members[np.maximum(lane_parent, 0)], -1)
+        depth[members] = lane_depth
+    return parent, depth
+
+
+def containment_reference(group: np.ndarray, ts: np.ndarray, dur: np.ndarray,
+                          eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """The same tree by an explicit stack sweep (the definition `containment` is tested against)."""
+    n = len(ts)
+    parent = np.full(n, -1, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return parent, depth
+    order = np.lexsort((-dur, ts, group))
+    sorted_group = group[order]
+    cuts = np.flatnonzero(sorted_group[1:] != sorted_group[:-1]) + 1
+    bounds = np.concatenate(([0], cuts, [n]))
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        members = order[lo:hi]
+        start = ts[members]
+        lane_parent, lane_depth = _lane_sweep(start, start + dur[members], eps)
+        parent[members] = np.where(lane_parent >= 0, members[np.maximum(lane_parent, 0)], -1)
+        depth[members] = lane_depth
+    return parent, depth
+
+
+def _lane_sweep(start: np.ndarray, end: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    starts, ends = start.tolist(), end.tolist()
+    parent = [-1] * len(starts)
+    depth = [0] * len(starts)
+    stack: list[int] = []
+    for pos, (begin, stop) in enumerate(zip(starts, ends, strict=True)):
+        while stack and not (begin < ends[stack[-1]] and stop <= ends[stack[-1]] + eps):
             stack.pop()
         if stack:
-            top = stack[-1]
-            parent_sorted[pos] = order_list[top]
-            depth_sorted[pos] = depth_sorted[top] + 1
+            parent[pos] = stack[-1]
+            depth[pos] = depth[stack[-1]] + 1
         stack.append(pos)
-    parent[order] = parent_sorted
-    depth[order] = depth_sorted
+    return np.array(parent, dtype=np.int64), np.array(depth, dtype=np.int64)
+
+
+def _lane_vectorized(start: np.ndarray, end: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """One lane (sorted by start) in numpy; None when the lane needs the sweep (see the module docstring)."""
+    index = np.arange(len(start), dtype=np.int64)
+    ends_after = np.maximum(np.searchsorted(start, end, side="left"), index + 1)
+    tree = _tree_of(ends_after)
+    # When no event outlasts an ancestor by more than eps, the binary search alone is the pop.
+    if tree is not None and np.all(_subtree_max(end, *tree) <= end + eps):
+        return tree
+    # Ranks keep the next-greater search exact on int32 tables (end + eps compared as a rank, not a float).
+    sorted_end = np.sort(end)
+    end_rank = np.searchsorted(sorted_end, end, side="left").astype(np.int32)
+    limit_rank = (np.searchsorted(sorted_end, end + eps, side="right") - 1).astype(np.int32)
+    return _tree_of(np.minimum(ends_after, _first_greater_after(end_rank, limit_rank)))
+
+
+def _tree_of(pop: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Parent and depth from each event's pop; None when some pop would leave a hole in the stack."""
+    m = len(pop)
+    index = np.arange(m, dtype=np.int64)
+    depth = index - np.searchsorted(np.sort(pop), index, side="right")  # events still open at k, below it
+    # The parent is the latest earlier event one level up (exact while the stack has no holes, checked below).
+    parent = np.full(m, -1, dtype=np.int64)
+    levels = _levels(depth)
+    if any(len(level) == 0 for level in levels):
+        return None  # a depth with no event: the pops left holes
+    for above, level in pairwise(levels):
+        parent[level] = above[np.maximum(np.searchsorted(above, level, side="left") - 1, 0)]
+    popped = np.flatnonzero(pop < m)
+    if len(popped):
+        # Each pop must remove a top slice of the stack: every event popped by k lies above k's parent.
+        targets = pop[popped]
+        lowest = np.full(m, m, dtype=np.int64)
+        np.minimum.at(lowest, targets, popped)
+        hit = np.flatnonzero(lowest < m)
+        if np.any(parent[hit] >= lowest[hit]):
+            return None
     return parent, depth
+
+
+def _levels(depth: np.ndarray) -> list[np.ndarray]:
+    """Event positions per depth, each ascending (a stable sort on small ints is a radix sort)."""
+    order = np.argsort(depth.astype(np.int16) if depth.max(initial=0) < 2**15 else depth, kind="stable")
+    counts = np.bincount(depth)
+    return np.split(order, np.cumsum(counts)[:-1])
+
+
+def _subtree_max(end: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Each event's latest end over itself and its descendants (deepest level first)."""
+    latest = end.copy()
+    for level in reversed(_levels(depth)[1:]):
+        np.maximum.at(latest, parent[level], latest[level])
+    return latest
+
+
+def _range_max_tables(values: np.ndarray) -> list[np.ndarray]:
+    """Sparse table: level L holds the max of each window of 2**L values."""
+    tables = [values]
+    width = 1
+    while 2 * width <= len(values):
+        previous = tables[-1]
+        tables.append(np.maximum(previous[:-width], previous[width:]))
+        width *= 2
+    return tables
+
+
+def _first_greater_after(values: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """For each j: the first k > j with values[k] > limit[j] (len(values) when none)."""
+    m = len(values)
+    tables = _range_max_tables(values)
+    pos = np.arange(1, m + 1, dtype=np.int64)
+    for level in range(len(tables) - 1, -1, -1):
+        width = 1 << level
+        table = tables[level]
+        can = np.flatnonzero(pos + width <= m)
+        if len(can) == 0:
+            continue
+        jump = table[pos[can]] <= limit[can]
+        pos[can[jump]] += width
+    return pos
 
 
 def ancestors(parent: np.ndarray, index: int) -> list[int]:

@@ -60,3 +60,5 @@ ARG_CALL_STACK = "Call stack"
 
 # Key under which synchunt's capture stores what the trace cannot say itself.
 SYNCHUNT_METADATA_KEY = "synchunt"
+# Under it: the runtime guard's records from the capture's guard pass.
+GUARD_PASS_KEY = "guard"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import torch
 
-from workloads.registry import Workload
+from synchunt.capture.workload import Workload
 
 
 @dataclass(frozen=True)

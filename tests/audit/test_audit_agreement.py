@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from synchunt.audit import Agreement, Signal, Site, compare_signals, trace_can_see
+from synchunt.audit import Agreement, Signal, compare_signals, trace_can_see
 from synchunt.rules import RULES
+from synchunt.sites import SiteCount as Site
 
 
 def signal(*sites: tuple[str, str, int], mode: str = "latent") -> Signal:

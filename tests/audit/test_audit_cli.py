@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import workloads.registry as registry_module
+import synchunt.capture.registry as registry_module
+from synchunt.capture import registered_workloads
+from synchunt.capture.workload import Workload
 from synchunt.cli import app
 from synchunt.errors import UsageError
-from workloads import all_workloads
-from workloads.registry import Workload
 
 runner = CliRunner()
 
@@ -77,7 +77,7 @@ def test_audit_cli_full_run_of_every_path_passes_quickly() -> None:
     elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     data = json.loads(done.stdout)
-    assert [c["path"] for c in data["cells"][::2]] == list(all_workloads())
+    assert [c["path"] for c in data["cells"][::2]] == list(registered_workloads())
     assert all(c["passed"] for c in data["cells"])
     assert data["summary"]["disagree"] == 0 and data["summary"]["unknown"] == 0
     bad = [c for c in data["cells"] if c["role"] == "bad"]

@@ -8,8 +8,8 @@ import pytest
 
 from synchunt.attribute import analyze
 from synchunt.audit import Agreement, AuditResult, run_audit
+from synchunt.capture.workload import Workload
 from synchunt.errors import UsageError
-from workloads.registry import Workload
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,11 @@ import jsonschema
 import pytest
 
 from synchunt.audit import SCHEMA, AuditResult, run_audit
-from synchunt.audit.html import audit_page_data, render_audit_html
-from synchunt.audit.render import render_json, render_text
+from synchunt.capture.workload import Workload
 from synchunt.errors import UsageError
-from workloads.registry import Workload
+from synchunt.render.audit.html import audit_page_data, render_audit_html
+from synchunt.render.audit.json import render_json
+from synchunt.render.audit.text import render_text
 
 SIGNAL = {"type": "object", "required": ["syncs", "confirmed", "latent", "mode", "rules", "sites"],
           "properties": {"syncs": {"type": "integer"}, "rules": {"type": "object",

@@ -1,5 +1,6 @@
-"""Fixtures of the gate tests: one shared set of real syncs (a profiled masked HiCache step on CPU, with Python
-call sites, plus a real CUDA trace from HolisticTraceAnalysis whose syncs have no Python frame)."""
+"""Fixtures of the gate tests: one shared set of syncs (a profiled masked HiCache step on CPU, with Python call
+sites, plus an in-repository GPU trace whose syncs have no Python frame; the real HTA traces for the tests that
+read them)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,14 @@ def hta_dir() -> Path:
     return HTA_TRACES
 
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+
+
 @pytest.fixture(scope="session")
-def event_sync_trace(hta_dir: Path) -> Path:
-    """3 confirmed syncs (SH110 item, SH302 cudaEventSynchronize, SH301 cudaDeviceSynchronize), no frames."""
-    return hta_dir / "critical_path" / "cuda_event_sync"
+def event_sync_trace() -> Path:
+    """3 confirmed syncs (SH110 item, SH302 cudaEventSynchronize, SH301 cudaDeviceSynchronize), no frames: the
+    in-repository fixture in the shape of HTA's critical_path/cuda_event_sync trace."""
+    return FIXTURES / "GATE-three-confirmed-no-frames.json"
 
 
 @pytest.fixture(scope="session")

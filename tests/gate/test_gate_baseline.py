@@ -10,7 +10,6 @@ import pytest
 
 from synchunt.errors import UsageError
 from synchunt.gate import (
-    NO_FRAME_SITE,
     Baseline,
     BaselineEntry,
     SyncKey,
@@ -21,6 +20,8 @@ from synchunt.gate import (
     render_baseline,
     write_baseline,
 )
+from synchunt.render.gate.headline import gate_headline
+from synchunt.sites import NO_FRAME as NO_FRAME_SITE
 
 MASKED_SITE = "workloads/hicache_dcp/translate.py:dcp_kernel_indices_masked"
 MASKED = SyncKey("SH101", MASKED_SITE, "aten::nonzero")
@@ -36,7 +37,7 @@ def test_the_shared_set_is_8_masked_syncs_and_3_without_a_python_frame(shared_an
     result = evaluate(shared_analysis, today=TODAY)
     assert len(result.counted) == 11 and len(result.allowed) == 0
     assert result.over_budget and not result.passed and result.exit_code == 1
-    assert result.headline.startswith("gate failed: 11 syncs counted, budget 0 (3 confirmed + 8 latent syncs")
+    assert gate_headline(result).startswith("gate failed: 11 syncs counted, budget 0 (3 confirmed + 8 latent syncs")
 
 
 @pytest.mark.parametrize(("max_syncs", "exit_code"), [(0, 1), (10, 1), (11, 0), (50, 0)])
@@ -45,14 +46,14 @@ def test_the_budget_is_the_number_of_syncs_allowed(shared_analysis, max_syncs, e
 
 
 def test_a_negative_budget_is_a_usage_error(shared_analysis):
-    with pytest.raises(UsageError, match="--max-syncs must be 0 or more"):
+    with pytest.raises(UsageError, match="the sync budget must be 0 or more"):
         evaluate(shared_analysis, max_syncs=-1)
 
 
 def test_an_entry_without_max_allows_every_matching_sync(shared_analysis):
     result = evaluate(shared_analysis, baseline=baseline_of(BaselineEntry(MASKED, "reference path")), today=TODAY)
-    assert len(result.allowed) == 8 and set(result.allowed["function"]) == {"dcp_kernel_indices_masked"}
-    assert sorted(result.counted["rule"]) == ["SH110", "SH301", "SH302"]
+    assert len(result.allowed) == 8 and {s.call_site.function for s in result.allowed} == {"dcp_kernel_indices_masked"}
+    assert sorted(s.rule for s in result.counted) == ["SH110", "SH301", "SH302"]
     (usage,) = result.usage
     assert (usage.matched, usage.allowed, usage.status) == (8, 8, "ok")
     assert evaluate(shared_analysis, max_syncs=3, baseline=baseline_of(BaselineEntry(MASKED, "reference path")),
@@ -64,8 +65,8 @@ def test_an_entry_allows_at_most_max_syncs_earliest_first(shared_analysis):
                       today=TODAY)
     (usage,) = result.usage
     assert (usage.matched, usage.allowed, usage.over_limit, usage.status) == (8, 5, 3, "3 over max")
-    masked = shared_analysis.syncs[shared_analysis.syncs["rule"] == "SH101"].sort_values("ts_us")
-    assert list(result.allowed["ts_us"]) == sorted(masked["ts_us"])[:5]
+    masked = sorted(s.ts_us for s in shared_analysis.records if s.rule == "SH101")
+    assert [s.ts_us for s in result.allowed] == masked[:5]
     assert len(result.counted) == 3 + 3
     assert evaluate(shared_analysis, max_syncs=6, baseline=baseline_of(BaselineEntry(MASKED, "r", max_count=5)),
                     today=TODAY).passed
@@ -74,7 +75,7 @@ def test_an_entry_allows_at_most_max_syncs_earliest_first(shared_analysis):
 def test_an_entry_for_syncs_without_a_python_frame_matches_by_rule_and_op(shared_analysis):
     result = evaluate(shared_analysis, baseline=baseline_of(BaselineEntry(EVENT_SYNC, "waits for the copy")),
                       today=TODAY)
-    assert list(result.allowed["op"]) == ["cudaEventSynchronize"]
+    assert [s.op for s in result.allowed] == ["cudaEventSynchronize"]
     assert result.usage[0].matched == 1
 
 
@@ -95,7 +96,7 @@ def test_stale_entries_are_reported_and_fail_only_with_strict(shared_analysis):
                BaselineEntry(SyncKey("SH105", MASKED_SITE, "aten::_unique2"), "gone since the rewrite"))
     lenient = evaluate(shared_analysis, max_syncs=2, baseline=baseline_of(*entries), today=TODAY)
     assert lenient.passed and [u.entry.key.rule for u in lenient.stale_entries] == ["SH105"]
-    assert "1 stale baseline entry" in lenient.headline
+    assert "1 stale baseline entry" in gate_headline(lenient)
     strict = evaluate(shared_analysis, max_syncs=2, baseline=baseline_of(*entries), strict=True, today=TODAY)
     assert not strict.passed and strict.exit_code == 1 and not strict.over_budget
 
@@ -153,7 +154,7 @@ def test_entries_know_their_line_and_accept_string_dates():
 
 
 def test_a_written_baseline_loads_back_and_allows_exactly_the_current_syncs(shared_analysis, tmp_path):
-    written = write_baseline(baseline_from_syncs(shared_analysis.syncs, today=TODAY), tmp_path / "b.toml")
+    written = write_baseline(baseline_from_syncs(shared_analysis.records, today=TODAY), tmp_path / "b.toml")
     loaded = load_baseline(written)
     assert {entry.key: entry.max_count for entry in loaded.entries} == {
         MASKED: 8, EVENT_SYNC: 1, SyncKey("SH110", NO_FRAME_SITE, "aten::_local_scalar_dense"): 1,
@@ -167,7 +168,7 @@ def test_a_written_baseline_loads_back_and_allows_exactly_the_current_syncs(shar
 def test_rewriting_a_baseline_keeps_reviewed_reasons_and_expiry(shared_analysis):
     reviewed = baseline_of(BaselineEntry(MASKED, "reference path, kept on purpose", dt.date(2027, 1, 31), 54),
                            BaselineEntry(SyncKey("SH105", MASKED_SITE, "aten::_unique2"), "gone"))
-    fresh = baseline_from_syncs(shared_analysis.syncs, today=TODAY, previous=reviewed)
+    fresh = baseline_from_syncs(shared_analysis.records, today=TODAY, previous=reviewed)
     masked = fresh.entry_for(MASKED)
     assert masked == BaselineEntry(MASKED, "reference path, kept on purpose", dt.date(2027, 1, 31), 8)
     assert fresh.entry_for(SyncKey("SH105", MASKED_SITE, "aten::_unique2")) is None
@@ -190,3 +191,34 @@ def test_strings_survive_the_toml_round_trip():
     text = render_baseline(baseline_of(BaselineEntry(SyncKey("SH101", site, "aten::nonzero"), reason)))
     (entry,) = parse_baseline(text).entries
     assert (entry.key.site, entry.reason) == (site, reason)
+
+
+def test_no_evidence_is_nothing_to_judge_not_a_pass(tmp_path):
+    """A trace with no usable event, or a profiled thread with no events, is exit 2 with the reason."""
+    from synchunt.attribute import analyze
+    from synchunt.render.gate import GATE_FORMATS
+
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"traceEvents": []}')
+    result = evaluate(analyze(empty), today=TODAY)
+    assert not result.judged and not result.passed and result.exit_code == 2
+    assert result.missing_evidence == (f"{empty}: no usable events were read",)
+    assert gate_headline(result).startswith("gate: nothing to judge:")
+    for name in ("github", "sarif", "junit", "json", "text"):
+        assert "no usable events were read" in " ".join(GATE_FORMATS.get(name)(result).split())
+    unusable = tmp_path / "unusable.json"
+    unusable.write_text('{"traceEvents": [{"ph": "X", "name": "aten::nonzero", "cat": "cpu_op", "ts": "x", '
+                        '"dur": 1, "pid": 1, "tid": 1}, {"ph": "X", "name": "aten::add", "cat": "cpu_op", '
+                        '"ts": null, "dur": 1, "pid": 1, "tid": 1}]}')
+    assert evaluate(analyze(unusable), today=TODAY).exit_code == 2
+
+
+def test_an_idle_budget_needs_device_activity_and_counts_the_idle(shared_analysis, masked_small_trace):
+    from synchunt.attribute import analyze
+
+    latent_only = evaluate(analyze(masked_small_trace), max_idle_us=0.0, today=TODAY)
+    assert latent_only.exit_code == 2 and "needs device activity" in latent_only.missing_evidence[0]
+    within = evaluate(shared_analysis, max_syncs=100, max_idle_us=1e9, today=TODAY)
+    assert within.passed and within.counted_idle_us is not None
+    over = evaluate(shared_analysis, max_syncs=100, max_idle_us=within.counted_idle_us / 2, today=TODAY)
+    assert over.over_idle_budget and over.exit_code == 1 and "device idle" in gate_headline(over)

@@ -3,7 +3,6 @@ CUDA trace without Python frames), one of them allowed by a baseline that also h
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import xml.etree.ElementTree as ElementTree
@@ -11,11 +10,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from rich.console import Console
 
-from synchunt.gate import GateResult, evaluate, load_baseline, render_gate_document, render_gate_text
-from synchunt.output import Finding, Severity
-from synchunt.output.junit import JUnitCase, JUnitFailure, JUnitSuite, render_junit, suite_from_findings
+from synchunt.errors import UsageError
+from synchunt.findings import Finding, Severity
+from synchunt.gate import GateResult, evaluate, load_baseline
+from synchunt.render.gate import GATE_FORMATS
+from synchunt.render.gate.headline import gate_headline
+from synchunt.render.junit_xml import JUnitCase, JUnitFailure, JUnitSuite, render_junit, suite_from_findings
+from synchunt.render.registry import RenderOptions
 from synchunt.rules import get_rule
 
 SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "lint" / "data" / "sarif-schema-2.1.0.json"
@@ -78,7 +80,7 @@ def test_github_annotates_each_call_site_and_the_stale_entry_at_its_line(result,
     assert int(masked[3]) == masked_line(result)
     assert masked[5].startswith("8 latent syncs (SH101 boolean-mask-index: aten::nonzero) on scheduler")
     assert get_rule("SH101").fix.split("`")[0] in masked[5]
-    assert by_title["SH110 tensor-truthiness"][2].endswith("cuda_event_sync/event_sync_trace.json.gz")
+    assert by_title["SH110 tensor-truthiness"][2].endswith("GATE-three-confirmed-no-frames.json")
     stale = by_title["baseline-stale"]
     assert (stale[1], stale[2], stale[3]) == ("warning", str(baseline_path), "9")
     assert "SH105 aten::_unique2" in stale[5] and "expired on 2026-01-31" not in stale[5]
@@ -134,7 +136,7 @@ def test_junit_has_a_budget_case_and_one_case_per_thread_and_scope(result):
     assert sorted(line.split()[0] for line in cuda.find("failure").text.splitlines()) == ["SH110", "SH301"]
     assert "SH302 cudaEventSynchronize" in cuda.find("system-out").text  # allowed by the baseline
     budget = cases[("synchunt.gate", "sync budget")].find("failure")
-    assert budget.get("message") == result.headline
+    assert budget.get("message") == gate_headline(result)
     baseline = cases[("synchunt.gate", "baseline")]
     assert baseline.find("failure") is None and "[stale]" in baseline.find("system-out").text
     properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
@@ -152,19 +154,17 @@ def test_junit_passes_within_the_budget_and_fails_the_baseline_case_when_strict(
 
 
 def test_text_shows_the_counted_syncs_the_baseline_and_the_verdict_last(result):
-    console = Console(record=True, width=200, file=io.StringIO())
-    console.print(render_gate_text(result))
-    text = console.export_text()
-    assert text.rstrip().splitlines()[-1] == result.headline
-    assert result.headline.startswith("gate failed: 10 syncs counted, budget 0")
-    assert "1 allowed by the baseline; 1 stale baseline entry" in result.headline
+    text = GATE_FORMATS.get("text")(result, RenderOptions(width=200))
+    assert text.rstrip().splitlines()[-1] == gate_headline(result)
+    assert gate_headline(result).startswith("gate failed: 10 syncs counted, budget 0")
+    assert "1 allowed by the baseline; 1 stale baseline entry" in gate_headline(result)
     assert "dcp_kernel_indices_masked" in text and "removed by the sliced rewrite" in text
     assert "waits for the prefetch event" in text and "stale" in text
 
 
 def test_an_unknown_document_format_is_refused(result):
-    with pytest.raises(ValueError, match="unknown gate format"):
-        render_gate_document(result, "html")
+    with pytest.raises(UsageError, match="no gate format 'html'; formats: text, github, json, junit, sarif"):
+        GATE_FORMATS.get("html")
 
 
 def test_junit_escapes_markup_and_drops_characters_xml_cannot_carry():
@@ -184,3 +184,7 @@ def test_junit_from_findings_makes_one_case_per_file():
     failure = suite.cases[1].failure
     assert failure.message == "2 findings"
     assert failure.text.splitlines() == ["b.py:3:1: SH101 mask index", "b.py:9:1: SH110 item"]
+
+
+def render_gate_document(result: GateResult, name: str) -> str:
+    return GATE_FORMATS.get(name)(result)

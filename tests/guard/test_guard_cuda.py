@@ -24,16 +24,25 @@ def test_mask_read_on_the_device_is_one_real_sync() -> None:
     assert _rules(lambda: x[x % 8 == 0]) == [("SH101", "aten::index", False)]
 
 
-def test_host_mask_on_a_device_tensor_is_not_a_device_sync() -> None:
+def test_a_host_index_into_a_device_tensor_is_a_blocking_copy_not_a_mask_read() -> None:
     x = torch.arange(64, device="cuda")
-    mask = torch.arange(64) % 8 == 0
-    assert [rule for rule, _, _ in _rules(lambda: x[mask])] != ["SH101"]
+    mask, positions = torch.arange(64) % 8 == 0, torch.tensor([1, 5])
+    assert _rules(lambda: x[mask]) == [("SH202", "aten::index", False)]  # the host count, then a copy
+    assert _rules(lambda: x[positions]) == [("SH202", "aten::index", False)]
+    assert _rules(lambda: x[positions.cuda()]) == []
+
+
+def x_mask_fill(value: torch.Tensor) -> torch.Tensor:
+    x = torch.zeros(8, device="cuda")
+    x[x == 0] = value
+    return x
 
 
 def test_scalar_reads_and_truthiness() -> None:
     t = torch.ones((), device="cuda")
-    assert _rules(lambda: t.item()) == [("SH109", "aten::_local_scalar_dense", False)]
-    assert _rules(lambda: bool(t)) == [("SH110", "aten::_local_scalar_dense", False)]
+    assert _rules(lambda: t.item()) == [("SH109", "aten::item", False)]
+    assert _rules(lambda: bool(t)) == [("SH110", "aten::is_nonzero", False)]
+    assert _rules(lambda: x_mask_fill(t)) == [("SH102", "aten::index_put_", False)]  # device value: no fast path
 
 
 def test_device_to_host_copies_are_reported_once() -> None:

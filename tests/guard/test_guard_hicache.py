@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
+from synchunt.capture import get_workload
 from synchunt.guard import watch
-from workloads import get_workload
-from workloads.hicache_dcp import run_on_scheduler_thread
+from synchunt_workloads.hicache_dcp import run_on_scheduler_thread
 
 
 def _is_boolean_mask_read(source_line: str) -> bool:
@@ -35,8 +35,8 @@ def test_masked_iteration_finds_54_syncs_at_the_translation_line(hicache) -> Non
     assert len(recorder.syncs) == 2 * params.layers == 54
     (site,) = recorder.by_site()
     assert (site.rule, site.op, site.count) == ("SH101", "aten::index", 54)
-    assert site.filename.endswith("translate.py")
-    assert _is_boolean_mask_read(linecache.getline(site.filename, site.lineno))
+    assert site.file.endswith("translate.py")
+    assert _is_boolean_mask_read(linecache.getline(site.file, site.line))
     assert all(record.latent and record.thread == threading.current_thread().name for record in recorder.syncs)
     assert {record.function for record in recorder.syncs} == {site.function}
     assert len({record.stack[1:] for record in recorder.syncs}) == 2  # host and device index translation

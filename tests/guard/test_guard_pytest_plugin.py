@@ -57,10 +57,31 @@ def test_marker_fails_with_every_sync_and_its_line(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines([
         "*2 device-to-host syncs in a test marked no_d2h_sync (SH101 ×1, SH109 ×1)*",
         f"*1. SH101 aten::index at *test_marker.py:{mask_line} in test_masked (latent*",
-        f"*2. SH109 aten::_local_scalar_dense at *test_marker.py:{item_line} in test_masked (latent*",
+        f"*2. SH109 aten::item at *test_marker.py:{item_line} in test_masked (latent*",
         "*synchunt syncs*",
         "FAILED test_marker.py::test_masked - Failed: 2 device-to-host syncs*",
     ])
+
+
+def test_marker_counts_the_tasks_an_async_test_body_runs_in(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_async="""
+        import asyncio
+        import pytest
+        import torch
+
+        X = torch.arange(8.0)
+
+        async def body():
+            await asyncio.sleep(0)
+            X[X > 2]  # inside a task of the event loop, not the task-less hook that entered the guard
+
+        @pytest.mark.no_d2h_sync
+        def test_async_body():
+            asyncio.run(body())
+        """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*1 device-to-host sync in a test marked no_d2h_sync (SH101 ×1)*"])
 
 
 def test_fixture_counts_syncs_by_rule(pytester: pytest.Pytester) -> None:

@@ -45,6 +45,14 @@ SYNCING: list[tuple[str, tuple[str, ...]]] = [
     ("x.tolist()", ("SH201",)),
     ("x.cpu()", ("SH201",)),
     ("x.numpy()", ("SH201",)),
+    ("torch.nn.functional.one_hot(indices[:3])", ("SH109",)),
+    ("torch.normal(x, x + 1)", ("SH112",)),
+    ("torch.normal(0.0, x + 1)", ("SH112",)),
+    ("torch.equal(x, y)", ("SH113",)),
+    ("x.allclose(y)", ("SH113",)),
+    ("torch.linalg.inv(torch.eye(3) + grid[:3])", ("SH114",)),
+    ("torch.linalg.cholesky_ex(torch.eye(3), check_errors=True)", ("SH114",)),
+    ("torch.linalg.eigvalsh(torch.eye(3))", ("SH114",)),
 ]
 
 NOT_SYNCING: list[str] = [
@@ -71,6 +79,13 @@ NOT_SYNCING: list[str] = [
     "x.sum() * 2",
     "x.to('cpu')",
     "torch.cat([x, x]).view(2, 10)",
+    "torch.nn.functional.one_hot(indices[:3], num_classes=32)",
+    "torch.normal(x, 1.0)",
+    "torch.multinomial(x + 1, 1)",
+    "torch.linalg.inv_ex(torch.eye(3))",
+    "torch.linalg.det(torch.eye(3))",
+    "torch.isclose(x, y)",
+    "torch._assert_async(scalar < 0)",
 ]
 
 
@@ -111,8 +126,8 @@ def test_syncing_snippet_is_reported_once_per_sync(snippet: str, expected: tuple
     syncs = _run(snippet)
     assert [record.rule for record in syncs] == list(expected), [r.describe() for r in syncs]
     for record in syncs:
-        assert record.filename == f"<snippet {snippet!r}>"
-        assert record.lineno == 1
+        assert record.file == f"<snippet {snippet!r}>"
+        assert record.line == 1
         assert record.latent, "CPU tensors: the sync is latent"
         assert record.thread == "MainThread"
 
@@ -125,8 +140,8 @@ def test_sync_free_snippet_is_not_reported(snippet: str) -> None:
 
 @pytest.mark.parametrize(
     ("snippet", "op"),
-    [("x[mask]", "aten::index"), ("y[mask] = six_values", "aten::index_put_"), ("scalar.item()",
-     "aten::_local_scalar_dense"), ("torch.where(mask)", "aten::nonzero"), ("torch.unique(indices)",
+    [("x[mask]", "aten::index"), ("y[mask] = six_values", "aten::index_put_"), ("scalar.item()", "aten::item"),
+     ("torch.where(mask)", "aten::where"), ("torch.unique(indices)",
      "aten::_unique2"), ("x.tolist()", "Tensor.tolist")],
 )
 def test_the_outer_op_names_the_sync(snippet: str, op: str) -> None:

@@ -6,9 +6,9 @@ import ast
 
 import pytest
 
+from synchunt.findings import Confidence
 from synchunt.lint import lint_source
 from synchunt.lint.hostside import host_side_class, host_side_module
-from synchunt.output import Confidence
 
 BODY = ("    def run(self, lengths: torch.Tensor):\n"
         "        return lengths.tolist(), torch.ones(2, device='cuda').tolist()\n")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from synchunt.errors import UsageError
+from synchunt.findings import Confidence
 from synchunt.lint import PARSE_ERROR, lint_paths, lint_source, select_rules
 from synchunt.lint.suppress import parse_comment
-from synchunt.output import Confidence
 
 SOURCE = """import torch
 def f(x: torch.Tensor):

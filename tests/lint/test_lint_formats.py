@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import jsonschema
 import pytest
-from rich.console import Console
 
+from synchunt.findings import Confidence, Finding, FindingSet, Severity
 from synchunt.lint import lint_paths
-from synchunt.output import Confidence, Finding, Severity
-from synchunt.output.github import render_github
-from synchunt.output.jsonout import SCHEMA, load_json, render_json
-from synchunt.output.sarif import rule_help_markdown, to_sarif
-from synchunt.output.text import render_text
+from synchunt.render.findings.json import SCHEMA, load_json, render_json
+from synchunt.render.findings.text import render_text
+from synchunt.render.github import render_github
+from synchunt.render.registry import RenderOptions
+from synchunt.render.sarif import rule_help_markdown, to_sarif
 from synchunt.rules import RULES, get_rule
 
 SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
@@ -96,7 +95,7 @@ def test_github_escapes_properties():
 
 
 def test_json_round_trip():
-    text = render_json(FINDINGS, tool="synchunt lint")
+    text = render_json(FindingSet(tuple(FINDINGS), tool="synchunt lint"))
     document = json.loads(text)
     assert document["schema"] == SCHEMA and document["tool"] == "synchunt lint"
     assert [item["code"] for item in document["findings"]] == ["SH109", "SH201", "SH101"]
@@ -108,9 +107,7 @@ def test_json_round_trip():
 
 
 def test_text_lists_each_finding_and_a_summary():
-    buffer = io.StringIO()
-    render_text(FINDINGS, Console(file=buffer, width=200, no_color=True), files_checked=4)
-    lines = buffer.getvalue().splitlines()
+    lines = render_text(FindingSet(tuple(FINDINGS), files_checked=4), RenderOptions(width=200)).splitlines()
     assert lines[0].startswith("/abs/path/m.py:7:1: SH109 note (low confidence)")
     assert any(line.startswith("pkg/pool.py:12:16: SH101 error (high confidence)") and "in HostPool.load" in line
                for line in lines)
@@ -125,4 +122,4 @@ def test_real_findings_render_in_every_format(tmp_path):
     assert {finding.code for finding in findings} == {"SH101", "SH109"}
     jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(to_sarif(findings))
     assert len(render_github(findings).splitlines()) == 2
-    assert load_json(render_json(findings)) == findings
+    assert load_json(render_json(FindingSet(tuple(findings)))) == findings

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from synchunt.findings import Confidence
 from synchunt.lint import lint_paths, lint_source
 from synchunt.lint.forms import FORMS, resolve
-from synchunt.output import Confidence
 from synchunt.rules import RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"

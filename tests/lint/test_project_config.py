@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from synchunt.cli import app
 from synchunt.config import SynchuntConfig, load_config
 from synchunt.errors import UsageError
+from synchunt.findings import Confidence
 from synchunt.lint import PARSE_ERROR, iter_python_files, lint_paths, lint_source
-from synchunt.output import Confidence
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ITEM = "import torch\ndef f(x: torch.Tensor):\n    return x.item()\n"  # SH109 medium

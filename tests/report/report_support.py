@@ -18,3 +18,16 @@ def data_island(page: str) -> dict:
     match = re.search(r'<script type="application/json" id="synchunt-data">(.*?)</script>', page, re.S)
     assert match is not None
     return json.loads(match[1])
+
+
+def html_report(analysis, traces=(), *, after=None, after_traces=(), thread=None, budget=None) -> str:
+    """The HTML page of an analysis (and its comparison), with timelines from the given trace files."""
+    from synchunt.render.html import render_page
+    from synchunt.report import DEFAULT_BUDGET, build_report
+    from synchunt.trace import Trace, load_trace
+
+    def loaded(items):
+        return [item if isinstance(item, Trace) else load_trace(item) for item in items]
+
+    return render_page(build_report(analysis, loaded(traces), after=after, after_traces=loaded(after_traces),
+                                    thread=thread, budget=budget or DEFAULT_BUDGET))

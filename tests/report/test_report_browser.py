@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report_support import HOSTILE_FUNCTION, HOSTILE_SCOPE, HOSTILE_THREAD
+from report_support import HOSTILE_FUNCTION, HOSTILE_SCOPE, HOSTILE_THREAD, html_report
 
 from synchunt.attribute import analyze
-from synchunt.report.html import write_html_report
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +39,8 @@ def open_report(browser, page: Path, screenshot: Path) -> dict:
 
 
 def test_report_browser_masked(browser, masked_full: Path, tmp_path: Path, artifacts: Path) -> None:
-    page = write_html_report(analyze(masked_full), tmp_path / "masked.html", traces=[masked_full])
+    page = tmp_path / "masked.html"
+    page.write_text(html_report(analyze(masked_full), [masked_full]), encoding="utf-8")
     state = open_report(browser, page, artifacts / "report-masked.png")
     assert state["verdicts"] == {"report": "54 latent syncs on thread scheduler"}
     assert {name for name, _ in state["figures"]} == {"report-timeline-0", "report-sites", "report-scopes",
@@ -51,8 +51,9 @@ def test_report_browser_masked(browser, masked_full: Path, tmp_path: Path, artif
 
 def test_report_browser_compare(browser, masked_full: Path, sliced_full: Path, tmp_path: Path,
                                 artifacts: Path) -> None:
-    page = write_html_report(analyze(masked_full), tmp_path / "compare.html", traces=[masked_full],
-                             compare=sliced_full)
+    page = tmp_path / "compare.html"
+    page.write_text(html_report(analyze(masked_full), [masked_full], after=analyze(sliced_full),
+                                after_traces=[sliced_full]), encoding="utf-8")
     state = open_report(browser, page, artifacts / "report-compare.png")
     verdicts = state["verdicts"]
     assert verdicts["comparison"].startswith("54 → 0 syncs · stall ")
@@ -65,7 +66,8 @@ def test_report_browser_compare(browser, masked_full: Path, sliced_full: Path, t
 
 def test_report_browser_hostile_names_never_run(browser, hostile_trace: Path, tmp_path: Path,
                                                 artifacts: Path) -> None:
-    page = write_html_report(analyze(hostile_trace), tmp_path / "hostile.html")
+    page = tmp_path / "hostile.html"
+    page.write_text(html_report(analyze(hostile_trace), [hostile_trace]), encoding="utf-8")
     state = open_report(browser, page, artifacts / "report-hostile.png")
     assert state["pwned"] is None and state["marker"] is None and state["images"] == 0
     # Shown as text, not dropped: the page is still the report of that trace.

@@ -7,15 +7,22 @@ import re
 import shutil
 from pathlib import Path
 
-from report_support import HOSTILE_FUNCTION, HOSTILE_LABEL, HOSTILE_OP, HOSTILE_SCOPE, HOSTILE_THREAD, data_island
+from report_support import (
+    HOSTILE_FUNCTION,
+    HOSTILE_LABEL,
+    HOSTILE_OP,
+    HOSTILE_SCOPE,
+    HOSTILE_THREAD,
+    data_island,
+    html_report,
+)
 from typer.testing import CliRunner
 
 from synchunt.attribute import analyze
 from synchunt.cli import app
 from synchunt.cli.report import default_report_path
 from synchunt.errors import UsageError
-from synchunt.report.html import render_html_report
-from synchunt.report.html.escape import plotly_text, script_json
+from synchunt.render.html.escape import plotly_text, script_json
 
 runner = CliRunner()
 
@@ -28,11 +35,17 @@ def test_report_cli_writes_next_to_the_trace_and_never_replaces(masked_small: Pa
     html = default_report_path(trace)
     assert html.name.endswith(".html") and ".pt.trace" not in html.name and html.exists()
     html.write_text("mine")
-    again = runner.invoke(app, ["report", str(trace)])
-    assert isinstance(again.exception, UsageError) and "exists" in str(again.exception)
+    again = runner.invoke(app, ["report", str(trace)])  # the default name is taken: a new one, never a replace
+    assert again.exit_code == 0, again.output
     assert html.read_text() == "mine"
+    assert "synchunt-data" in html.with_name(f"{html.stem}-2.html").read_text()
     named = runner.invoke(app, ["report", str(trace), "-o", str(html)])
-    assert named.exit_code == 0 and "synchunt-data" in html.read_text()
+    assert isinstance(named.exception, UsageError) and "exists; pass --force" in str(named.exception)
+    assert html.read_text() == "mine"
+    forced = runner.invoke(app, ["report", str(trace), "-o", str(html), "--force"])
+    assert forced.exit_code == 0 and "synchunt-data" in html.read_text()
+    onto_input = runner.invoke(app, ["report", str(trace), "-o", str(trace), "--force"])
+    assert isinstance(onto_input.exception, UsageError) and "one of the inputs" in str(onto_input.exception)
 
 
 def test_report_cli_compare_page(masked_small: Path, sliced_small: Path, tmp_path: Path) -> None:
@@ -51,7 +64,8 @@ def test_report_cli_thread_filter(masked_small: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     header = data_island(out.read_text())["sides"][0]["model"]["header"]
     assert header["verdict"] == "8 latent syncs on thread scheduler" and header["filters"]["thread"] == "scheduler"
-    missing = runner.invoke(app, ["report", str(masked_small), "--thread", "no-such-thread", "-o", str(out)])
+    missing = runner.invoke(app, ["report", str(masked_small), "--thread", "no-such-thread", "-o",
+                                  str(tmp_path / "other.html")])
     assert isinstance(missing.exception, UsageError) and "no thread 'no-such-thread'" in str(missing.exception)
 
 
@@ -66,7 +80,7 @@ def test_report_cli_compare_text_and_json(masked_small: Path, sliced_small: Path
     assert "8 → 0 syncs" in text.output and "aten::nonzero gone" in text.output
     as_json = runner.invoke(app, ["compare", str(masked_small), str(sliced_small), "--format", "json"])
     data = json.loads(as_json.output)
-    assert data["schema"] == "synchunt.comparison/1" and data["ops_gone"] == ["aten::nonzero"]
+    assert data["schema"] == "synchunt.comparison/2" and data["ops_gone"] == ["aten::nonzero"]
     assert (data["before"]["syncs"], data["after"]["syncs"]) == (8, 0)
 
 
@@ -81,7 +95,7 @@ def test_report_escape_helpers() -> None:
 def test_report_hostile_names_stay_data(hostile_trace: Path) -> None:
     result = analyze(hostile_trace)
     assert HOSTILE_THREAD in set(result.syncs["thread"])  # the names really reach the analysis
-    page = render_html_report(result)
+    page = html_report(result)
     # Only the page's own three script elements; no trace text outside the escaped data island.
     assert len(re.findall(r"<script\b", page.replace(_plotly_js(), ""))) == 3
     outside = page.replace(_plotly_js(), "")

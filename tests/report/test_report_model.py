@@ -7,12 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from report_support import data_island
+from report_support import data_island, html_report
 
 from synchunt.attribute import Analysis, analyze
-from synchunt.report.html import render_html_report
-from synchunt.report.html.model import NO_SCOPE, build_model
-from synchunt.report.html.timeline import build_timeline
+from synchunt.render.html.view import build_model
+from synchunt.report.timeline import build_timeline
+from synchunt.sites import NO_SCOPE
 from synchunt.trace import load_trace
 
 
@@ -57,7 +57,7 @@ def test_report_header_counts_and_verdict(masked: Analysis) -> None:
 
 
 def test_report_page_embeds_the_model(masked: Analysis, masked_small: Path) -> None:
-    page = render_html_report(masked, traces=[masked_small])
+    page = html_report(masked, [masked_small])
     data = data_island(page)
     side = data["sides"][0]
     assert side["model"]["header"]["verdict"] == "8 latent syncs on thread scheduler"
@@ -70,7 +70,7 @@ def test_report_page_embeds_the_model(masked: Analysis, masked_small: Path) -> N
 
 
 def test_report_page_is_self_contained(masked: Analysis, masked_small: Path) -> None:
-    page = render_html_report(masked, traces=[masked_small])
+    page = html_report(masked, [masked_small])
     assert not re.search(r"<script[^>]*\ssrc=", page)
     assert not re.search(r"<link[^>]*\shref=", page)
     assert "cdn.plot.ly" not in page.split("<script nonce")[0]  # nothing before the inlined plotly.js
@@ -105,7 +105,7 @@ def test_report_sync_free_trace(sliced_small: Path) -> None:
     model = build_model(clean)
     assert model.header["verdict"] == "sync-free" and model.header["clean"]
     assert model.sites == [] and model.scopes == []
-    data = data_island(render_html_report(clean))
+    data = data_island(html_report(clean, [sliced_small]))
     side = data["sides"][0]
     assert side["figures"] == {}
     assert side["timelines"] and "ops" in " ".join(side["timelines"][0]["figure"]["layout"]["yaxis"]["categoryarray"])
@@ -118,6 +118,6 @@ def test_report_from_json_analysis_without_trace_files(masked: Analysis) -> None
         trace["path"] = "/nonexistent/trace.json"
     for sync in data["syncs"]:
         sync["trace"] = "/nonexistent/trace.json"
-    page = render_html_report(Analysis.from_json(data))
+    page = html_report(Analysis.from_json(data))
     side = data_island(page)["sides"][0]
     assert side["timelines"] == [] and side["model"]["header"]["syncs"] == 8

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from synchunt.detect.conditions import CONDITIONS
+from synchunt.render.rules.markdown import rules_markdown
 from synchunt.rules import RULES, RULES_BY_CODE, Kind, OpRole, catch_all_rule, get_rule
-from synchunt.rules.docs import rules_markdown
 from synchunt.rules.index import non_blocking_call_names, non_blocking_sync_kinds, runtime_call_names
 from synchunt.rules.not_syncs import NOT_SYNC_OPS, PROFILER_OWN_SYNC
 from synchunt.trace import vocab

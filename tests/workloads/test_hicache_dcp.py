@@ -8,7 +8,7 @@ import threading
 import pytest
 import torch
 
-from workloads.hicache_dcp import (
+from synchunt_workloads.hicache_dcp import (
     WORKLOADS,
     CacheOperation,
     HiCacheController,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from torch.profiler import ProfilerActivity, profile
 
-from workloads.hicache_dcp import WORKLOADS, setup, step
+from synchunt_workloads.hicache_dcp import WORKLOADS, setup, step
 
 (WORKLOAD,) = WORKLOADS
 SYNC_PRONE = ("aten::nonzero", "aten::_local_scalar_dense", "aten::_unique2", "aten::masked_select",

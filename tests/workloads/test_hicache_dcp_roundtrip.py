@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from workloads.hicache_dcp import (
+from synchunt_workloads.hicache_dcp import (
     WORKLOADS,
     HiCacheController,
     MLATokenToKVPool,

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import torch
 
-from workloads.paths import WORKLOADS
-from workloads.paths.host_pool_free import HostSlotState
-from workloads.paths.move_indices import StagedIndices
-from workloads.paths.multi_ended_free import StalePageError
-from workloads.registry import Workload
+from synchunt.capture.workload import Workload
+from synchunt_workloads.paths import WORKLOADS
+from synchunt_workloads.paths.host_pool_free import HostSlotState
+from synchunt_workloads.paths.move_indices import StagedIndices
+from synchunt_workloads.paths.multi_ended_free import StalePageError
 
 BY_NAME = {workload.name: workload for workload in WORKLOADS}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from synchunt.capture.workload import Workload
 from synchunt.guard import watch
-from workloads.paths import WORKLOADS
-from workloads.registry import Workload
+from synchunt_workloads.paths import WORKLOADS
 
 
 def guarded_step(workload: Workload, variant: str) -> list:
@@ -20,7 +20,7 @@ def guarded_step(workload: Workload, variant: str) -> list:
 @pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.name)
 def test_fixed_variant_makes_no_sync(workload: Workload) -> None:
     syncs = guarded_step(workload, "fixed")
-    assert not syncs, [(record.rule, record.op, record.function, record.lineno) for record in syncs]
+    assert not syncs, [(record.rule, record.op, record.function, record.line) for record in syncs]
 
 
 @pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.name)
@@ -28,4 +28,4 @@ def test_bad_variant_makes_exactly_its_expected_syncs(workload: Workload) -> Non
     syncs = guarded_step(workload, "bad")
     assert {record.rule for record in syncs} == set(workload.expected_rules)
     module_file = workload.setup.__module__.rsplit(".", 1)[-1] + ".py"
-    assert all(record.filename.endswith(module_file) for record in syncs)
+    assert all(record.file.endswith(module_file) for record in syncs)

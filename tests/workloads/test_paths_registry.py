@@ -8,10 +8,10 @@ import typing
 
 import pytest
 
+from synchunt.capture import get_workload, registered_workloads
+from synchunt.capture.workload import Workload
 from synchunt.rules import RULES_BY_CODE
-from workloads import all_workloads, get_workload
-from workloads.paths import WORKLOADS
-from workloads.registry import Workload
+from synchunt_workloads.paths import WORKLOADS
 
 SIMPLE_TYPES = {int, str, bool, float}
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -25,7 +25,7 @@ def test_at_least_eight_paths_with_unique_kebab_names() -> None:
 
 
 def test_paths_are_in_the_global_registry() -> None:
-    registered = all_workloads()
+    registered = registered_workloads()
     for workload in WORKLOADS:
         assert registered[workload.name] is workload
         assert get_workload(workload.name) is workload
@@ -93,7 +93,7 @@ def test_unknown_variant_is_rejected(workload: Workload) -> None:
     ("ngram-table-update", "variant", "worse", "variant must be one of"),
 ])
 def test_bad_options_are_rejected_when_the_params_are_built(name, option, value, message):
-    from workloads import get_workload
+    from synchunt.capture import get_workload
 
     with pytest.raises(ValueError, match=message):
         get_workload(name).make_params({option: value})

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from torch.profiler import ProfilerActivity, profile
 
-from workloads.paths import WORKLOADS
-from workloads.registry import Workload
+from synchunt.capture.workload import Workload
+from synchunt_workloads.paths import WORKLOADS
 
 SYNCING_OPS = frozenset({
     "aten::nonzero",

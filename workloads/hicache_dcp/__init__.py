@@ -5,10 +5,11 @@
 ``impl="sliced"`` is the fix from sglang PR #34889 (a strided slice, no sync).
 """
 
-from workloads.hicache_dcp.controller import CacheOperation, HiCacheController, LayerDoneCounter
-from workloads.hicache_dcp.device_pool import MLATokenToKVPool, PagedTokenToKVPoolAllocator
-from workloads.hicache_dcp.host_pool import MLATokenToKVPoolHost
-from workloads.hicache_dcp.scheduler import (
+from synchunt.capture.workload import Workload
+from synchunt_workloads.hicache_dcp.controller import CacheOperation, HiCacheController, LayerDoneCounter
+from synchunt_workloads.hicache_dcp.device_pool import MLATokenToKVPool, PagedTokenToKVPoolAllocator
+from synchunt_workloads.hicache_dcp.host_pool import MLATokenToKVPoolHost
+from synchunt_workloads.hicache_dcp.scheduler import (
     HiCacheParams,
     HiCacheState,
     forward,
@@ -16,12 +17,11 @@ from workloads.hicache_dcp.scheduler import (
     setup,
     step,
 )
-from workloads.hicache_dcp.translate import (
+from synchunt_workloads.hicache_dcp.translate import (
     dcp_kernel_indices_masked,
     dcp_kernel_indices_sliced,
     maybe_dcp_kernel_indices,
 )
-from workloads.registry import Workload
 
 SMALL_PRESET = {
     "layers": 4,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import torch
 from torch.profiler import record_function
 
-from workloads.hicache_dcp.device_pool import MLATokenToKVPool, PagedTokenToKVPoolAllocator
-from workloads.hicache_dcp.host_pool import IO_BACKENDS, MLATokenToKVPoolHost
+from synchunt_workloads.hicache_dcp.device_pool import MLATokenToKVPool, PagedTokenToKVPoolAllocator
+from synchunt_workloads.hicache_dcp.host_pool import IO_BACKENDS, MLATokenToKVPoolHost
 
 
 @dataclass

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from workloads.hicache_dcp.controller import LayerDoneCounter
+    from synchunt_workloads.hicache_dcp.controller import LayerDoneCounter
 
 
 class MLATokenToKVPool:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from workloads.hicache_dcp.device_pool import MLATokenToKVPool
-from workloads.hicache_dcp.translate import IMPLS, maybe_dcp_kernel_indices
+from synchunt_workloads.hicache_dcp.device_pool import MLATokenToKVPool
+from synchunt_workloads.hicache_dcp.translate import IMPLS, maybe_dcp_kernel_indices
 
 IO_BACKENDS: tuple[str, ...] = ("kernel", "direct")
 

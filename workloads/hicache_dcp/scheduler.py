@@ -15,10 +15,10 @@ from typing import TypeVar
 import torch
 from torch.profiler import record_function
 
-from workloads.hicache_dcp.controller import CacheOperation, HiCacheController
-from workloads.hicache_dcp.device_pool import MLATokenToKVPool, PagedTokenToKVPoolAllocator
-from workloads.hicache_dcp.host_pool import IO_BACKENDS, MLATokenToKVPoolHost
-from workloads.hicache_dcp.translate import IMPLS, dcp_kernel_indices_sliced
+from synchunt_workloads.hicache_dcp.controller import CacheOperation, HiCacheController
+from synchunt_workloads.hicache_dcp.device_pool import MLATokenToKVPool, PagedTokenToKVPoolAllocator
+from synchunt_workloads.hicache_dcp.host_pool import IO_BACKENDS, MLATokenToKVPoolHost
+from synchunt_workloads.hicache_dcp.translate import IMPLS, dcp_kernel_indices_sliced
 
 T = TypeVar("T")
 

@@ -7,7 +7,8 @@ Each module mirrors one real function, in a ``bad`` variant (the syncing code) a
 
 from __future__ import annotations
 
-from workloads.paths import (
+from synchunt.capture.workload import Workload
+from synchunt_workloads.paths import (
     dcp_kv_filter,
     dcp_prefill_planner,
     hisparse_request_finished,
@@ -18,7 +19,6 @@ from workloads.paths import (
     ngram_table_update,
     paged_free,
 )
-from workloads.registry import Workload
 
 WORKLOADS: tuple[Workload, ...] = (
     dcp_kv_filter.WORKLOAD,

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
-from workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
-from workloads.registry import Workload
+from synchunt.capture.workload import Workload
+from synchunt_workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
 
 
 @dataclass

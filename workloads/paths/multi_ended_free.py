@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
-from workloads.registry import Workload
+from synchunt.capture.workload import Workload
+from synchunt_workloads.paths._common import check_params, paged_slots, random_pages, resolve_device, seeded
 
 
 @dataclass

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from synchunt.findings import Confidence
 from synchunt.lint.provenance import Classifier
 from synchunt.lint.scopes import Scope
 from synchunt.lint.where import Where
-from synchunt.output import Confidence
 from synchunt.rules import Rule
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 
+from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, method_call, read_confidence, register
 from synchunt.lint.provenance import is_true, keyword
-from synchunt.output import Confidence
 from synchunt.rules import Rule
 
 # Functions that validate their factorization with `_linalg_check_errors` (the `_ex` forms only when asked).
@@ -30,7 +30,8 @@ def _receiver_or_first(node: ast.Call, context: Context, method: str) -> ast.exp
 
 @register("multinomial-checked", ast.Call, call_names=("multinomial",))
 def detect_multinomial(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
-    """``torch.multinomial(p, n)`` without replacement or with one sample validates ``p`` on the host."""
+    """``torch.multinomial(p, n)`` without replacement or with one sample validated ``p`` on the host before
+    torch 2.5: always low confidence."""
     assert isinstance(node, ast.Call)
     probabilities = _receiver_or_first(node, context, "multinomial")
     if probabilities is None:
@@ -42,11 +43,12 @@ def detect_multinomial(node: ast.AST, context: Context, rule: Rule, argument: st
     one_sample = isinstance(samples, ast.Constant) and samples.value == 1
     if is_true(replacement) and not one_sample:
         return None
-    confidence = read_confidence(context.where(probabilities))
-    if confidence is None:
+    if read_confidence(context.where(probabilities)) is None:
         return None
-    return Hit(node, f"`{excerpt(node)}` checks the probabilities on the host before sampling (no replacement "
-               "or one sample): each check's result is read back from the device", confidence)
+    # Only torch before 2.5 checks on the host (pytorch#134818 made the checks device-side asserts); the
+    # source does not say which torch runs it, so this is a note.
+    return Hit(node, f"`{excerpt(node)}` checks the probabilities on the host before sampling on torch < 2.5 "
+               "(no replacement or one sample): each check's result is read back from the device", Confidence.LOW)
 
 
 @register("normal-tensor-std", ast.Call, call_names=("normal",))

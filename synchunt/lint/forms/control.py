@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
+from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, method_call, read_confidence, register
 from synchunt.lint.where import Where
-from synchunt.output import Confidence
 from synchunt.rules import Rule
 
 _REDUCTIONS_TO_BOOL = frozenset({"any", "all"})

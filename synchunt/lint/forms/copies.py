@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ast
 
+from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, method_call, register
 from synchunt.lint.provenance import constant_device, is_true, keyword
 from synchunt.lint.provenance.tables import TYPED_CONSTRUCTORS
 from synchunt.lint.where import Where
-from synchunt.output import Confidence
 from synchunt.rules import Rule
 
 _BUILDERS = frozenset({"tensor", "as_tensor", "asarray"})

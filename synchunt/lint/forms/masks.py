@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
+from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, read_confidence, register, weakest
 from synchunt.lint.where import Where
-from synchunt.output import Confidence
 from synchunt.rules import Rule
 
 # Calls and methods whose result is a boolean tensor.

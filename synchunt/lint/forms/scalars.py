@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ast
 
+from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, read_confidence, register
 from synchunt.lint.provenance.tables import TYPED_CONSTRUCTORS
 from synchunt.lint.scopes import ITER
 from synchunt.lint.where import Where
-from synchunt.output import Confidence
 from synchunt.rules import Rule
 
 _READ = "its value is read back from the device"

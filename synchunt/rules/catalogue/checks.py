@@ -10,24 +10,28 @@ from __future__ import annotations
 from synchunt.rules.catalogue.refs import LINALG_DOC, MULTINOMIAL_DOC, SYNC_DEBUG_DOC
 from synchunt.rules.model import GuardOp, OpRole, Rule, TraceOp
 
+# linalg's `_ex` variants: the info check (and its host read) only with `check_errors=True`.
+_EX_OPS = ("linalg_inv_ex", "linalg_cholesky_ex", "linalg_solve_ex", "_linalg_solve_ex", "linalg_lu_factor_ex",
+           "linalg_ldl_factor_ex")
+
 CHECK_RULES: tuple[Rule, ...] = (
     Rule(
         code="SH111",
         name="multinomial-validity-check",
-        title="`torch.multinomial` without replacement or with one sample",
-        what_it_does="Flags `torch.multinomial(p, n)` without replacement, or with `n == 1`: ATen validates the "
-        "probabilities first.",
+        title="`torch.multinomial` without replacement or with one sample (torch < 2.5)",
+        what_it_does="Flags, in traces of torch before 2.5, `torch.multinomial(p, n)` without replacement or with "
+        "`n == 1`: ATen validated the probabilities on the host first. Since torch 2.5 (pytorch#134818) the checks "
+        "are device-side asserts (`_assert_async`), so the runtime guard does not flag it on current torch.",
         why_bad="The fast path checks that no probability is negative, infinite or NaN and that rows do not sum "
         "to zero, reading each check's result back to the host before sampling: a full stall per sampling step.",
         example="next_ids = torch.multinomial(probs, num_samples=1)",
         use_instead="next_ids = (probs / torch.empty_like(probs).exponential_()).argmax(dim=-1, keepdim=True)",
-        mechanism="`multinomial` computes `((p.max() < inf) & (p.min() >= 0)).item()` and `(p.sum(-1) == 0)"
-        ".sum().item()` when `replacement=False` or `num_samples == 1`.",
+        mechanism="Before torch 2.5, `multinomial` computed `((p.max() < inf) & (p.min() >= 0)).item()` and "
+        "`(p.sum(-1) == 0).sum().item()` when `replacement=False` or `num_samples == 1`.",
         fingerprint="`aten::multinomial` › `aten::item` › `aten::_local_scalar_dense` › D2H + stream sync",
         fix="sample with the Gumbel-max trick (`(p / exponential_noise).argmax(-1)`), which needs no host check",
-        references=(MULTINOMIAL_DOC, "pytorch/pytorch#11931"),
+        references=(MULTINOMIAL_DOC, "pytorch/pytorch#11931", "pytorch/pytorch#134818"),
         trace_ops=(TraceOp("aten::multinomial", role=OpRole.ANCHOR),),
-        guard_ops=(GuardOp("multinomial", when="multinomial-checks"),),
         lint_forms=("multinomial-checked",),
     ),
     Rule(
@@ -83,7 +87,11 @@ CHECK_RULES: tuple[Rule, ...] = (
         "without checking it",
         references=(LINALG_DOC,),
         trace_ops=(TraceOp("aten::_linalg_check_errors", role=OpRole.ANCHOR),),
-        guard_ops=(GuardOp("_linalg_check_errors"),),
+        guard_ops=(GuardOp("_linalg_check_errors"),
+                   # ops that check their infos inside the kernel, always or when asked to
+                   GuardOp("linalg_eig"), GuardOp("linalg_eigvals"), GuardOp("_linalg_eigh"), GuardOp("_linalg_svd"),
+                   GuardOp("linalg_lstsq"), GuardOp("cholesky"),
+                   *(GuardOp(packet, when="check-errors") for packet in _EX_OPS)),
         lint_forms=("linalg-checked",),
     ),
 )

@@ -35,7 +35,7 @@ COPY_RULES: tuple[Rule, ...] = (
         references=(PINNED_DOC,),
         trace_ops=_TO_COPY_OPS,
         copy_direction="DtoH",
-        guard_ops=(GuardOp("_to_copy", when="device-to-host"),),
+        guard_ops=(GuardOp("_to_copy", when="device-to-host"), GuardOp("ctc_loss", when="tensor-lengths")),
         guard_patches=(GuardPatch("torch.Tensor.tolist"), GuardPatch("torch.Tensor.cpu"),
                        GuardPatch("torch.Tensor.numpy")),
         lint_forms=("method:cpu", "method:tolist", "method:numpy", "to-cpu"),
@@ -59,7 +59,13 @@ COPY_RULES: tuple[Rule, ...] = (
         trace_ops=(*_TO_COPY_OPS, TraceOp("aten::copy_", role=OpRole.COPY)),
         copy_direction="HtoD",
         guard_ops=(GuardOp("_to_copy", when="host-to-device-blocking"),
-                   GuardOp("copy_", when="host-to-device-blocking")),
+                   GuardOp("copy_", when="host-to-device-blocking"),
+                   # a host index into a device tensor is copied to the device first (test_sync_warning)
+                   GuardOp("index", when="host-index-into-device"),
+                   GuardOp("index_put_", when="host-index-into-device"),
+                   GuardOp("index_put", when="host-index-into-device"),
+                   # ATen's CTC kernel copies its host lengths to the device
+                   GuardOp("_ctc_loss"), GuardOp("ctc_loss", when="native-ctc-int-lengths")),
         lint_forms=("host-to-device", "copy-into:device"),
     ),
     Rule(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from synchunt.rules.catalogue.refs import CUDA_SEMANTICS_DOC, SYNC_DEBUG_DOC
-from synchunt.rules.model import GuardPatch, Rule, RuntimeCall
+from synchunt.rules.model import GuardPatch, Rule, RuntimeCall, WaitScope
 
 
-def _calls(*names: str, standalone: bool = True) -> tuple[RuntimeCall, ...]:
-    return tuple(RuntimeCall(name, standalone=standalone) for name in names)
+def _calls(*names: str, standalone: bool = True, waits_on: WaitScope = WaitScope.DEVICE) -> tuple[RuntimeCall, ...]:
+    return tuple(RuntimeCall(name, standalone=standalone, waits_on=waits_on) for name in names)
 
 
 SYNC_RULES: tuple[Rule, ...] = (
@@ -19,8 +19,9 @@ SYNC_RULES: tuple[Rule, ...] = (
         "no other rule explains, under the call's own name, so that no stall is dropped.",
         why_bad="The host waited for the device here; the catalogue does not know why yet, which is itself worth "
         "a look (an extension, a new torch op, a copy whose direction the trace does not show).",
-        example="ext.reduce_and_report(x)  # an extension that calls cudaStreamSynchronize",
-        use_instead="ext.reduce_async(x, out=buf)  # keep the result on the device; read it after an event",
+        example="out = torch.ops.myext.gather_rows(table, idx)  # waits inside the op; no rule knows the op",
+        use_instead="out = torch.ops.myext.gather_rows_async(table, idx)  # keep it on the device; read after an "
+        "event",
         mechanism="The trace shows a blocking call (a stream/device/event sync, a synchronous copy, or a "
         "`cuda_sync` event of a blocking kind) whose enclosing ops match no rule.",
         fingerprint="a blocking `cuda_runtime`/`cuda_driver` call or `cuda_sync` event under no catalogue op, or "
@@ -66,7 +67,8 @@ SYNC_RULES: tuple[Rule, ...] = (
         fingerprint="`cudaEventSynchronize` | `hipEventSynchronize` | `cuEventSynchronize` (`cuda_sync` Event Sync)",
         fix="`event.wait(stream)` (a device-side wait) or poll `event.query()`, which does not block",
         references=(SYNC_DEBUG_DOC,),
-        runtime_calls=_calls("cudaEventSynchronize", "hipEventSynchronize", "cuEventSynchronize"),
+        runtime_calls=_calls("cudaEventSynchronize", "hipEventSynchronize", "cuEventSynchronize",
+                             waits_on=WaitScope.EVENT),
         sync_kinds=("Event Sync",),
         guard_patches=(GuardPatch("torch.cuda.Event.synchronize", needs_cuda=True),),
         lint_forms=("synchronize",),
@@ -86,7 +88,7 @@ SYNC_RULES: tuple[Rule, ...] = (
         fix="`other_stream.wait_stream(stream)`; record an event and wait on it on the device",
         references=(SYNC_DEBUG_DOC,),
         runtime_calls=_calls("cudaStreamSynchronize", "hipStreamSynchronize", "cuStreamSynchronize",
-                             standalone=False),
+                             standalone=False, waits_on=WaitScope.STREAM),
         sync_kinds=("Stream Sync",),
         guard_patches=(GuardPatch("torch.cuda.Stream.synchronize", needs_cuda=True),),
         lint_forms=("synchronize",),

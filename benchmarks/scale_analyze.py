@@ -1,0 +1,226 @@
+"""Scale: `synchunt analyze` against plain JSON decoders on ≥ 200 MB traces, each in a fresh process.
+
+Builds (once, under --work) a with-stack CPU trace from a torch.profiler run replicated in Kineto's own layout
+(timestamps shifted per copy) and a real GPU trace (../shared/traces/real, A100) replicated the same way, then
+runs side by side: the bare msgspec typed decode of the same bytes (the fields synchunt keeps, default structs:
+the practical limit), json.loads, orjson.loads and HTA's parser when installed, and the `synchunt analyze` CLI
+(1 and 2 workers, then a cached re-analysis); then 8 rank traces with 1 and 2 workers and on dask. Prints wall
+time and peak RSS of each process, and the ratios of the goals in docs/benchmarks.md.
+
+    python benchmarks/scale_analyze.py [--work /tmp/synchunt-scale] [--repeats 1] [--mb 220]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GPU_SOURCE = REPO.parent / "shared/traces/real/negative_queue_length_values_check/rank0.json.gz"
+# Peak RSS from VmHWM: unlike ru_maxrss it starts afresh at exec, so the parent's size does not leak in.
+_CHILD = """
+import json, re, sys, time
+start = time.perf_counter()
+{body}
+peak = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
+print(json.dumps({{"work_s": time.perf_counter() - start, "rss_mb": peak / 1024}}))
+"""
+_BARE = """
+from typing import Any
+import msgspec
+class A(msgspec.Struct):
+    correlation: int | None = None
+    external_id: int | None = msgspec.field(default=None, name="External id")
+    python_id: int | None = msgspec.field(default=None, name="Python id")
+    python_parent_id: int | None = msgspec.field(default=None, name="Python parent id")
+    input_type: msgspec.Raw = msgspec.field(default=None, name="Input type")
+    concrete_inputs: msgspec.Raw = msgspec.field(default=None, name="Concrete Inputs")
+    call_stack: str | None = msgspec.field(default=None, name="Call stack")
+    stream: Any = None
+    bytes: Any = None
+    cuda_sync_kind: str | None = None
+    name: Any = None
+class E(msgspec.Struct):
+    ph: str = ""
+    name: str = ""
+    cat: str = ""
+    pid: Any = 0
+    tid: Any = 0
+    ts: float = 0.0
+    dur: float = 0.0
+    args: A | None = None
+class F(msgspec.Struct):
+    traceEvents: list[E] = []
+events = msgspec.json.decode(open(sys.argv[1], "rb").read(), type=F).traceEvents
+"""
+CONTENDERS = {
+    "msgspec typed decode": _BARE,
+    "json.loads": "import json\njson.loads(open(sys.argv[1], 'rb').read())",
+    "orjson.loads": "import orjson\norjson.loads(open(sys.argv[1], 'rb').read())",
+    "HTA parse_trace_file": "from hta.common.trace_parser import parse_trace_file\nparse_trace_file(sys.argv[1])",
+}
+
+
+def cpu_base(out: Path, iterations: int) -> Path:
+    """A real with-stack CPU trace: small ops in a loop, a boolean-mask read (a latent sync) every 50 steps."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    x, w = torch.randn(16, 16), torch.randn(16, 16)
+    with profile(activities=[ProfilerActivity.CPU], with_stack=True, record_shapes=True) as prof:
+        for step in range(iterations):
+            x = torch.relu(x @ w + 1.0)
+            x = x / (x.norm() + 1.0)
+            if step % 50 == 0:
+                x = x + x[x > 0.5].sum()
+    prof.export_chrome_trace(str(out))
+    return out
+
+
+def replicate(source: Path, out: Path, target_bytes: int, rank: int | None = None) -> Path:
+    """Copies of the source's events, in its own layout, each shifted past the previous one (ts, ids)."""
+    data = gzip.decompress(source.read_bytes()) if source.suffix == ".gz" else source.read_bytes()
+    start = re.search(rb'"traceEvents"\s*:\s*\[', data).end()
+    end = data.rindex(b"]")
+    head, body, tail = data[:start], data[start:end].rstrip().rstrip(b","), data[end:]
+    if rank is not None:
+        head = re.sub(rb'"rank": \d+', b'"rank": %d' % rank, head)
+    stamps = [float(v) for v in re.findall(rb'"ts": (-?[0-9.]+)', body)]
+    span = max(stamps) - min(stamps) + 1000.0
+    ids = [int(v) for v in re.findall(rb'"(?:correlation|External id)": (\d+)', body)] or [0]
+    id_span = max(ids) + 1
+    copies = max(1, -(-target_bytes // len(body)))
+    with out.open("wb") as handle:
+        handle.write(head)
+        for copy in range(copies):
+            text = body
+            if copy:
+                shift = copy * span
+                text = re.sub(rb'"ts": (-?[0-9.]+)', lambda m, s=shift: b'"ts": ' + _shifted(m.group(1), s), text)
+                text = re.sub(rb'"(correlation|External id)": (\d+)',
+                              lambda m, c=copy: b'"%s": %d' % (m.group(1), int(m.group(2)) + c * id_span), text)
+                handle.write(b",")
+            handle.write(text)
+        handle.write(b"\n  " + tail.lstrip())
+    return out
+
+
+def _shifted(number: bytes, shift: float) -> bytes:
+    value = float(number) + shift
+    return b"%d" % value if b"." not in number else b"%.3f" % value
+
+
+def run(body: str, *args: str) -> dict:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _CHILD.format(body=body), *args], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "wall_s": wall}
+
+
+def synchunt_cli() -> str:
+    """A child body running the CLI's analyze with the child's arguments."""
+    return ("from synchunt.cli import main\nsys.argv = ['synchunt', 'analyze', *sys.argv[1:]]\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n")
+
+
+def measure(label: str, body: str, args: list[str], repeats: int, table: dict) -> dict:
+    samples = [run(body, *args) for _ in range(repeats)]
+    if any("error" in s for s in samples):
+        table[label] = samples[0]
+        return samples[0]
+    table[label] = {key: statistics.median(s[key] for s in samples) for key in ("wall_s", "work_s", "rss_mb")}
+    return table[label]
+
+
+def report(title: str, size_mb: float, table: dict, baseline: str) -> None:
+    print(f"\n{title}: {size_mb:.0f} MB of JSON")
+    base = table.get(baseline, {}).get("wall_s")
+    for label, row in table.items():
+        if "error" in row:
+            print(f"  {label:34s} skipped ({row['error'][:80]})")
+            continue
+        ratio = f"{row['wall_s'] / base:5.2f}x" if base else "  -  "
+        print(f"  {label:34s} {row['wall_s']:7.2f} s  {ratio} msgspec   peak RSS {row['rss_mb']:6.0f} MB "
+              f"({row['rss_mb'] / size_mb:4.2f}x file)")
+
+
+def single_trace(name: str, path: Path, work: Path, repeats: int) -> dict:
+    size_mb = path.stat().st_size / 2**20
+    table: dict = {}
+    for label, body in CONTENDERS.items():
+        measure(label, body, [str(path)], repeats, table)
+    cli = synchunt_cli()
+    common = [str(path), "--format", "json", "--output", str(work / "out.json"), "--no-progress"]
+    measure("synchunt analyze (1 process)", cli, [*common, "--no-cache"], repeats, table)
+    measure("synchunt analyze --workers 2", cli, [*common, "--no-cache", "--workers", "2"], repeats, table)
+    cache = work / f"cache-{name}"
+    shutil.rmtree(cache, ignore_errors=True)
+    measure("synchunt analyze (fills cache)", cli, [*common, "--cache-dir", str(cache)], 1, table)
+    measure("synchunt analyze (cached)", cli, [*common, "--cache-dir", str(cache), "--mode", "latent"], repeats,
+            table)
+    report(name, size_mb, table, "msgspec typed decode")
+    return table
+
+
+def ranks(work: Path, source: Path, repeats: int) -> dict:
+    folder = work / "ranks"
+    if not folder.exists():
+        folder.mkdir()
+        for rank in range(8):
+            replicate(source, folder / f"rank{rank}.json", 1, rank=rank)
+    size_mb = sum(p.stat().st_size for p in folder.iterdir()) / 2**20
+    table: dict = {}
+    outputs = {}
+    for label, extra in (("8 ranks, 1 worker", ["--workers", "1"]), ("8 ranks, 2 workers", ["--workers", "2"]),
+                         ("8 ranks, dask LocalCluster x2", ["--executor", "dask", "--workers", "2"])):
+        out = work / f"ranks-{len(outputs)}.json"
+        measure(label, synchunt_cli(), [str(folder), "--format", "json", "--output", str(out), "--no-cache",
+                                        "--no-progress", *extra], repeats, table)
+        outputs[label] = json.loads(out.read_text()) if out.exists() else None
+    report("8 rank traces (GPU, A100 rank copies)", size_mb, table, "")
+    same = len({json.dumps(o, sort_keys=True) for o in outputs.values()}) == 1
+    print(f"  identical results across executors: {same}")
+    table["identical"] = same
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/synchunt-scale"))
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--mb", type=int, default=220, help="size of each replicated trace")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    cpu = args.work / "cpu-with-stack.json"
+    if not cpu.exists():
+        replicate(cpu_base(args.work / "cpu-base.json", 3000), cpu, args.mb << 20)
+    gpu = args.work / "gpu-a100.json"
+    if not gpu.exists():
+        replicate(GPU_SOURCE, gpu, args.mb << 20)
+    results = {"cpu": single_trace("with-stack CPU trace", cpu, args.work, args.repeats),
+               "gpu": single_trace("GPU trace (A100, replicated)", gpu, args.work, args.repeats),
+               "ranks": ranks(args.work, GPU_SOURCE, args.repeats)}
+    for name in ("cpu", "gpu"):
+        table, size = results[name], (cpu if name == "cpu" else gpu).stat().st_size / 2**20
+        bare = table["msgspec typed decode"]["wall_s"]
+        one, two = table["synchunt analyze (1 process)"], table["synchunt analyze --workers 2"]
+        print(f"{name}: P1 analyze/msgspec={one['wall_s'] / bare:.2f} (goal ≤ 1.5), workers2/msgspec="
+              f"{two['wall_s'] / bare:.2f} (goal ≤ 1.0); P2 RSS/file={one['rss_mb'] / size:.2f} (goal ≤ 1.0); "
+              f"P6 cached/first={table['synchunt analyze (cached)']['wall_s'] / one['wall_s']:.2f} (goal ≤ 0.15)")
+    r = results["ranks"]
+    print(f"ranks: P3 1 worker/2 workers={r['8 ranks, 1 worker']['wall_s'] / r['8 ranks, 2 workers']['wall_s']:.2f} "
+          f"(goal ≥ 1.8); dask identical={r['identical']}")
+
+
+if __name__ == "__main__":
+    main()

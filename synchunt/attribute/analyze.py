@@ -1,0 +1,114 @@
+"""``analyze()``: detect and attribute every sync in the given traces, then filter by thread or scope."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+
+from synchunt.attribute.enrich import attribute, set_aside_calls
+from synchunt.attribute.guard_merge import guard_records, merge_guard
+from synchunt.attribute.model import Analysis, PartialRead, TraceInfo
+from synchunt.attribute.sources import split_sources
+from synchunt.detect import Mode, detect
+from synchunt.errors import UsageError
+from synchunt.sites import PROFILER_STEP, FrameFilter
+from synchunt.trace import LoadOptions, Trace, map_traces, vocab
+
+Source = Trace | Analysis | str | Path
+
+
+def analyze(sources: Source | Iterable[Source], *, mode: Mode | str = Mode.AUTO, thread: str | None = None,
+            scope: str | None = None, frame_filter: FrameFilter | None = None,
+            load: LoadOptions | None = None) -> Analysis:
+    """Detect and attribute every sync in the given traces (paths, per-rank folders or loaded traces).
+
+    A source may also be a saved analysis (``--format json`` output), which is read back as it was: reports and
+    gates re-render it without the traces. ``thread``/``scope`` must name a thread/scope the traces have, and
+    ``mode="confirmed"`` needs device activity: a typo must not turn a gate green. ``load`` says how paths are
+    loaded (worker processes, a dask cluster, the cache): each trace is analysed where it was loaded, and only
+    its (small) analysis comes back.
+    """
+    traces, saved, paths = split_sources(sources)
+    mode = Mode(mode)
+    if saved and mode is not Mode.AUTO and any(info.mode != mode.value for a in saved for info in a.traces):
+        raise UsageError(f"a saved analysis keeps the mode it was made with; analyze the traces for "
+                         f"--mode {mode.value}")
+    one = partial(analyze_trace, mode=mode, frame_filter=frame_filter or FrameFilter())
+    parts = [one(trace) for trace in traces]
+    if paths:
+        parts += map_traces(paths, one, load or LoadOptions(cache=False))
+    fresh = [info for part in parts for info in part.traces]
+    if mode is Mode.CONFIRMED and fresh and not any(info.device_activity for info in fresh):
+        raise UsageError("--mode confirmed needs runtime evidence, and these traces have no device activity; "
+                         "use --mode auto or latent for CPU-only traces")
+    everything = [*saved, *parts]
+    result = Analysis(tuple(info for a in everything for info in a.traces),
+                      tuple(record for a in everything for record in a.records), {"mode": mode.value})
+    return filter_analysis(result, thread=thread, scope=scope)
+
+
+def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Analysis:
+    """One loaded trace's analysis (picklable through ``functools.partial``: workers run it)."""
+    detection = detect(trace, mode)
+    info = trace_info(trace, detection.mode.value, set_aside_calls(trace, detection))
+    records = attribute(trace, detection, frame_filter)
+    profiled = trace.synchunt.get("profiled_thread")
+    thread = next((r.thread for r in records if r.thread.name == profiled), None)
+    records = merge_guard(records, guard_records(trace.synchunt), trace=str(trace.path), rank=trace.rank,
+                          thread=thread, confirmed_only=detection.mode is Mode.CONFIRMED)
+    return Analysis((info,), records, {"mode": mode.value})
+
+
+def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
+    events = trace.events
+    partial_read = getattr(trace, "partial", None)
+    return TraceInfo(path=str(trace.path), rank=trace.rank, device_activity=trace.device_activity, mode=mode,
+                     start_us=float(events["ts"].min()) if len(events) else 0.0,
+                     end_us=float(events["end"].max()) if len(events) else 0.0, synchunt=dict(trace.synchunt),
+                     threads=_thread_labels(trace), scopes=_scope_names(trace), events=len(events),
+                     set_aside=set_aside,
+                     partial=None if partial_read is None else PartialRead(
+                         bytes_read=partial_read.bytes_read, events_read=partial_read.events_read,
+                         reason=partial_read.reason))
+
+
+def filter_analysis(analysis: Analysis, *, thread: str | None = None, scope: str | None = None) -> Analysis:
+    """Only syncs on ``thread`` (name or tid) and/or inside ``scope`` (a record_function name); a filter that
+    names nothing the traces have is a usage error (``UsageError``), not an empty, green result."""
+    if thread is None and scope is None:
+        return analysis
+    _check_known("thread", thread, [info.threads for info in analysis.traces])
+    _check_known("scope", scope, [info.scopes for info in analysis.traces])
+    kept = tuple(r for r in analysis.records
+                 if (thread is None or thread in (r.thread.name, str(r.thread.tid)))
+                 and (scope is None or scope in r.scope_chain))
+    chosen = {k: v for k, v in {"thread": thread, "scope": scope}.items() if v is not None}
+    return analysis.with_records(kept, **chosen)
+
+
+def _thread_labels(trace: Trace) -> tuple[str, ...]:
+    host = trace.events["cat"].isin(vocab.HOST_CATEGORIES)
+    # Only threads with events: a name from metadata alone would let a filter select nothing and pass.
+    labels = {str(t) for t in trace.events.loc[host, "tid"].unique()}
+    labels |= {str(trace.thread_name(p, t)) for p, t in trace.events.loc[host, ["pid", "tid"]].drop_duplicates()
+               .itertuples(index=False)}
+    return tuple(sorted(labels))
+
+
+def _scope_names(trace: Trace) -> tuple[str, ...]:
+    names = trace.events.loc[trace.events["cat"] == vocab.USER_ANNOTATION, "name"].astype(str).unique()
+    return tuple(sorted(n for n in names if not PROFILER_STEP.match(n)))
+
+
+def _check_known(what: str, value: str | None, per_trace: list[tuple[str, ...] | None]) -> None:
+    """A filter must name something the traces have; unknowable (an older saved analysis) is not checked."""
+    if value is None or any(names is None for names in per_trace):
+        return
+    known = sorted({name for names in per_trace for name in names or ()})
+    if value in known:
+        return
+    if not known:
+        raise UsageError(f"no {what} {value!r}: these traces have no {what}s")
+    listing = ", ".join(known[:12]) + (f", … ({len(known) - 12} more)" if len(known) > 12 else "")
+    raise UsageError(f"no {what} {value!r} in these traces; {what}s: {listing}")

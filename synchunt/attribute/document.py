@@ -1,0 +1,112 @@
+"""The analysis JSON contract, generated from the model's types: ``synchunt.analysis/2`` (``/1`` is read too).
+
+Decoding is typed (msgspec): a saved analysis with a missing or ill-typed field is refused with the field's path
+(``$.syncs[3].rule``), never half-read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from synchunt.attribute.model import Analysis, SiteSummary, Summary, Sync, TraceInfo
+from synchunt.errors import TraceError
+
+SCHEMA = "synchunt.analysis/2"
+SCHEMA_V1 = "synchunt.analysis/1"
+SCHEMA_PREFIX = "synchunt.analysis/"
+
+
+class AnalysisDocument(msgspec.Struct, frozen=True):
+    schema: str
+    traces: tuple[TraceInfo, ...]
+    filters: dict[str, str]
+    summary: Summary
+    syncs: tuple[Sync, ...]
+    call_sites: tuple[SiteSummary, ...]
+
+
+class _Head(msgspec.Struct):
+    schema: str = ""
+
+
+_DECODER = msgspec.json.Decoder(AnalysisDocument)
+
+
+def document(analysis: Analysis) -> AnalysisDocument:
+    return AnalysisDocument(schema=SCHEMA, traces=analysis.traces, filters={k: str(v) for k, v in
+                                                                            analysis.filters.items()},
+                            summary=analysis.totals, syncs=analysis.records, call_sites=analysis.sites)
+
+
+def to_builtins(analysis: Analysis) -> dict[str, Any]:
+    """The document as JSON-shaped Python objects (lists, dicts, str, numbers, None)."""
+    return msgspec.json.decode(encode(analysis))
+
+
+def encode(analysis: Analysis) -> bytes:
+    """The document as strict JSON bytes (non-finite numbers are refused by the model's producers)."""
+    return msgspec.json.encode(document(analysis))
+
+
+def from_builtins(data: Any) -> Analysis:
+    """An analysis from decoded JSON (``/2`` or ``/1``)."""
+    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith(SCHEMA_PREFIX):
+        raise TraceError(f"not a synchunt analysis (expected schema {SCHEMA!r})")
+    if data["schema"] == SCHEMA_V1:
+        data = _upgrade_v1(data)
+    elif data["schema"] != SCHEMA:
+        raise TraceError(f"unsupported analysis schema {data['schema']!r} (this synchunt reads {SCHEMA!r} and "
+                         f"{SCHEMA_V1!r})")
+    try:
+        parsed = msgspec.convert(data, AnalysisDocument, strict=True)
+    except msgspec.ValidationError as error:
+        raise TraceError(f"saved analysis is malformed: {error}") from None
+    return Analysis(parsed.traces, parsed.syncs, dict(parsed.filters))
+
+
+def decode(raw: bytes) -> Analysis:
+    """An analysis from JSON bytes written by :func:`encode` (or an older synchunt)."""
+    try:
+        head = msgspec.json.decode(raw, type=_Head)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise TraceError(f"not a synchunt analysis ({error})") from None
+    if head.schema == SCHEMA:
+        try:
+            parsed = _DECODER.decode(raw)
+        except msgspec.ValidationError as error:
+            raise TraceError(f"saved analysis is malformed: {error}") from None
+        except msgspec.DecodeError as error:
+            raise TraceError(f"saved analysis is not valid JSON ({error})") from None
+        return Analysis(parsed.traces, parsed.syncs, dict(parsed.filters))
+    try:
+        data = msgspec.json.decode(raw)
+    except msgspec.DecodeError as error:
+        raise TraceError(f"saved analysis is not valid JSON ({error})") from None
+    return from_builtins(data)
+
+
+def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """``/1`` → ``/2``: a call site with no file becomes ``null``; v1 had no line source (its lines were the
+    functions' first lines)."""
+    if not isinstance(data.get("syncs"), list):
+        return data  # validation will name the field
+    syncs = []
+    for sync in data["syncs"]:
+        if not isinstance(sync, dict):
+            syncs.append(sync)
+            continue
+        site = sync.get("call_site")
+        if isinstance(site, dict):
+            site = None if not site.get("file") else {**site, "line": site.get("line") or 0, "def_line":
+                                                      site.get("line"), "line_source": "def"}
+        syncs.append({**sync, "call_site": site})
+    sites = []
+    for site in data.get("call_sites") or []:
+        if isinstance(site, dict):
+            site = {"key": f"{site.get('file')}:{site.get('function')}" if site.get("file") else "<no Python frame>",
+                    "line_source": "def" if site.get("file") else None, **site}
+        sites.append(site)
+    return {**data, "schema": SCHEMA, "syncs": syncs, "call_sites": sites,
+            "filters": {k: str(v) for k, v in (data.get("filters") or {}).items()}}

@@ -1,0 +1,260 @@
+"""The analysis model: attributed syncs as typed records; DataFrames are views of them for pandas users.
+
+Every field is typed (``msgspec.Struct``), so a missing value is ``None`` — never NaN — and the JSON contract
+(``synchunt.analysis/2``, see ``synchunt.attribute.document``) is generated from these types.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import msgspec
+
+from synchunt.impact.model import SyncImpact
+from synchunt.sites import Frame, site_key, site_label
+
+LineSource = Literal["exact", "def", "runtime"]
+
+
+class Thread(msgspec.Struct, frozen=True):
+    """The host thread a sync happened on: Kineto's ids and the best name known (the Python thread name when
+    synchunt's capture recorded it)."""
+
+    tid: int | str | None
+    pid: int | str | None
+    name: str
+
+
+class CallSite(msgspec.Struct, frozen=True):
+    """The innermost user frame of a sync. ``line`` is the line that synced when ``line_source`` is ``"exact"``
+    (found in the source, or seen at run time: ``"runtime"``); with ``"def"`` it is the function's first line,
+    all a trace records. ``def_line`` is that first line when known."""
+
+    file: str
+    line: int
+    function: str
+    def_line: int | None = None
+    line_source: LineSource = "def"
+
+    @property
+    def frame(self) -> Frame:
+        return Frame(self.file, self.line, self.function)
+
+
+class Sync(msgspec.Struct, frozen=True):
+    """One attributed sync: what (rule, op chain, runtime calls), where (thread, call site, stack, scopes, step,
+    rank, trace) and what it cost (the host stall; for confirmed syncs, ``impact``: the work it waited on and the
+    device idle it caused)."""
+
+    rule: str
+    kind: str
+    confirmed: bool
+    op: str
+    op_chain: tuple[str, ...]
+    runtime: str
+    thread: Thread
+    ts_us: float
+    stall_us: float
+    stall_source: str
+    call_site: CallSite | None
+    stack: tuple[Frame, ...]
+    scope: str
+    scope_chain: tuple[str, ...]
+    step: str | None
+    impact: SyncImpact | None
+    direction: str | None
+    rank: int | None
+    trace: str
+    signals: tuple[str, ...] = ("trace",)  # what saw it: the trace, the runtime guard (during a capture), both
+
+    @property
+    def device_idle_us(self) -> float | None:
+        """The device idle this sync caused (µs); ``None`` when unknown (latent syncs)."""
+        return self.impact.device_idle_us if self.impact is not None else None
+
+    @property
+    def waited_on(self) -> str | None:
+        """The last device activity the sync waited for, ``name (stream N)``."""
+        if self.impact is None or not self.impact.waited_on:
+            return None
+        last = self.impact.waited_on[-1]
+        return f"{last.name} (stream {last.stream})"
+
+    @property
+    def site(self) -> str:
+        """The label every output uses for this sync's call site."""
+        return site_label(self.call_site.frame if self.call_site else None, self.op)
+
+    @property
+    def site_key(self) -> str:
+        """``file:function`` (stable across edits above the site), as baselines and comparisons match sites."""
+        return site_key(self.call_site.file if self.call_site else None,
+                        self.call_site.function if self.call_site else None)
+
+
+class SetAsideCall(msgspec.Struct, frozen=True):
+    """A blocking call that is not the target's sync (the profiler's own device synchronize), with the reason."""
+
+    runtime: str
+    ts_us: float
+    stall_us: float
+    thread: Thread
+    reason: str
+
+
+class PartialRead(msgspec.Struct, frozen=True):
+    """A trace cut mid-write: the events before the cut were analysed."""
+
+    bytes_read: int
+    events_read: int
+    reason: str
+
+
+class TraceInfo(msgspec.Struct, frozen=True):
+    """One analysed trace. ``threads``/``scopes`` list every thread (name and tid) and ``record_function`` scope
+    it has, so that a filter naming something absent is refused; ``None`` when unknown (older analyses)."""
+
+    path: str
+    rank: int | None
+    device_activity: bool
+    mode: str
+    start_us: float
+    end_us: float
+    synchunt: dict[str, Any] = msgspec.field(default_factory=dict)
+    threads: tuple[str, ...] | None = None
+    scopes: tuple[str, ...] | None = None
+    events: int | None = None
+    set_aside: tuple[SetAsideCall, ...] = ()
+    partial: PartialRead | None = None
+
+
+class Summary(msgspec.Struct, frozen=True):
+    """Totals. ``device_idle_us`` sums the syncs whose idle is known; ``None`` when none is (latent only)."""
+
+    syncs: int
+    confirmed: int
+    latent: int
+    stall_us: float
+    max_stall_us: float
+    device_idle_us: float | None = None
+
+
+class SiteSummary(msgspec.Struct, frozen=True):
+    """The syncs of one call site: counts, stall, rules, ops, scopes (scope → count) and threads."""
+
+    site: str
+    key: str
+    file: str | None
+    line: int | None
+    function: str | None
+    line_source: str | None
+    count: int
+    confirmed: int
+    latent: int
+    stall_us: float
+    max_stall_us: float
+    rules: tuple[str, ...]
+    ops: tuple[str, ...]
+    scopes: dict[str, int]
+    threads: tuple[str, ...]
+    device_idle_us: float | None = None
+    max_idle_us: float | None = None
+
+
+def _known_sum(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return float(sum(known)) if known else None
+
+
+def summarize(records: tuple[Sync, ...]) -> Summary:
+    confirmed = sum(1 for r in records if r.confirmed)
+    stalls = [r.stall_us for r in records]
+    return Summary(syncs=len(records), confirmed=confirmed, latent=len(records) - confirmed,
+                   stall_us=float(sum(stalls)), max_stall_us=float(max(stalls, default=0.0)),
+                   device_idle_us=_known_sum([r.device_idle_us for r in records]))
+
+
+def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
+    """One summary per call site label: most device idle caused first, then most stall, then most syncs (ties in
+    first-seen order); sites whose idle is unknown (latent) order by stall after those with a known idle."""
+    groups: dict[str, list[Sync]] = {}
+    for record in records:
+        groups.setdefault(record.site, []).append(record)
+    sites = []
+    for label, members in groups.items():
+        first = members[0]
+        site = first.call_site
+        confirmed = sum(1 for m in members if m.confirmed)
+        sites.append(SiteSummary(
+            site=label, key=first.site_key, file=site.file if site else None, line=site.line if site else None,
+            function=site.function if site else None, line_source=site.line_source if site else None,
+            count=len(members), confirmed=confirmed, latent=len(members) - confirmed,
+            stall_us=float(sum(m.stall_us for m in members)), max_stall_us=float(max(m.stall_us for m in members)),
+            rules=tuple(sorted({m.rule for m in members})), ops=tuple(sorted({m.op for m in members})),
+            scopes=dict(Counter(m.scope for m in members)), threads=tuple(sorted({m.thread.name for m in members})),
+            device_idle_us=_known_sum([m.device_idle_us for m in members]),
+            max_idle_us=max((m.device_idle_us for m in members if m.device_idle_us is not None), default=None)))
+    return tuple(sorted(sites, key=lambda s: (s.device_idle_us is None, -(s.device_idle_us or 0.0), -s.stall_us,
+                                              -s.count)))
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """Attributed syncs from one or more traces. ``records`` is the model; ``syncs`` (one row per sync) and
+    ``call_sites`` (one row per site) are DataFrame views of it; ``sites`` the typed per-site summaries."""
+
+    traces: tuple[TraceInfo, ...]
+    records: tuple[Sync, ...]
+    filters: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def sites(self) -> tuple[SiteSummary, ...]:
+        return group_sites(self.records)
+
+    @cached_property
+    def totals(self) -> Summary:
+        return summarize(self.records)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """``totals`` as a plain dict: syncs, confirmed, latent, stall_us, max_stall_us."""
+        return msgspec.structs.asdict(self.totals)
+
+    @cached_property
+    def syncs(self) -> Any:
+        from synchunt.attribute.views import syncs_frame
+
+        return syncs_frame(self.records)
+
+    @cached_property
+    def call_sites(self) -> Any:
+        from synchunt.attribute.views import sites_frame
+
+        return sites_frame(self.sites)
+
+    def filter(self, *, thread: str | None = None, scope: str | None = None) -> Analysis:
+        """Only syncs on ``thread`` (name or tid) and/or inside ``scope``; see :func:`filter_analysis`."""
+        from synchunt.attribute.analyze import filter_analysis
+
+        return filter_analysis(self, thread=thread, scope=scope)
+
+    def with_records(self, records: tuple[Sync, ...], **filters: str) -> Analysis:
+        """The same traces with other records (a filtered or counted subset)."""
+        return Analysis(self.traces, tuple(records), {**self.filters, **filters})
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON contract as plain Python objects (``schema: synchunt.analysis/2``)."""
+        from synchunt.attribute.document import to_builtins
+
+        return to_builtins(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> Analysis:
+        """Rebuild an analysis from its JSON form (``/2``, or the older ``/1``), validated field by field."""
+        from synchunt.attribute.document import from_builtins
+
+        return from_builtins(data)

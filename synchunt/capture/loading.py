@@ -1,0 +1,98 @@
+"""Importing a target's code: ``package.module:function`` or ``path/to/file.py:function``.
+
+Both forms of one file give the same module (a file inside a package is imported as its dotted module, with the
+package's parent on ``sys.path``), so its frames, its call sites and the trace's name agree either way.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from synchunt.errors import TargetError
+
+
+@dataclass(frozen=True)
+class LoadedModule:
+    module: Any
+    name: str  # the dotted module name, or the file's stem for a standalone file
+    file: Path | None  # its source file, when it has one
+
+
+def is_file_spec(module_part: str) -> bool:
+    return module_part.endswith(".py") or "/" in module_part or "\\" in module_part
+
+
+def load_module(module_part: str) -> LoadedModule:
+    """Import ``myserve.sched`` (from the working directory or ``sys.path``) or ``myserve/sched.py``."""
+    if is_file_spec(module_part):
+        return _load_file(Path(module_part))
+    return _import(module_part)
+
+
+def package_root(file: Path) -> tuple[Path, str | None]:
+    """(the folder to import from, the dotted module name) for a file; no name for a file outside a package."""
+    folder = file.parent
+    parts = [file.stem] if file.name != "__init__.py" else []
+    while (folder / "__init__.py").exists() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    dotted = ".".join(parts)
+    if file.parent == folder or not all(p.isidentifier() for p in parts):
+        return file.parent, None
+    return folder, dotted
+
+
+def _on_path(folder: Path) -> None:
+    entry = str(folder)
+    if not any(os.path.abspath(p or os.curdir) == entry for p in sys.path):
+        sys.path.insert(0, entry)
+
+
+def _import(name: str) -> LoadedModule:
+    _on_path(Path(os.getcwd()))  # as `python -m` has it: the working directory's packages are importable
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        top = name.split(".", 1)[0]
+        hint = ""
+        if error.name == top or error.name == name:
+            hint = (f" (looked in the working directory {os.getcwd()} and on sys.path; run synchunt from the folder "
+                    f"that holds {top}/, or name the file: path/to/{name.replace('.', '/')}.py:FUNCTION)")
+        raise TargetError(f"cannot import {name!r}: {error}{hint}") from None
+    except Exception as error:
+        raise TargetError(f"importing {name} failed: {type(error).__name__}: {error}") from None
+    file = getattr(module, "__file__", None)
+    return LoadedModule(module, name, Path(os.path.abspath(file)) if isinstance(file, str) else None)
+
+
+def _load_file(path: Path) -> LoadedModule:
+    if not path.is_file():
+        raise TargetError(f"no such file: {path}")
+    absolute = Path(os.path.abspath(path))
+    folder, dotted = package_root(absolute)
+    if dotted is not None:
+        _on_path(folder)
+        loaded = _import(dotted)
+        if loaded.file != absolute:
+            raise TargetError(f"{path} imports as {dotted!r} from {folder}, but that name is {loaded.file}")
+        return loaded
+    module_name = "synchunt_target_" + re.sub(r"\W", "_", absolute.stem)
+    spec = importlib.util.spec_from_file_location(module_name, absolute)
+    if spec is None or spec.loader is None:
+        raise TargetError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    # The file's folder on sys.path, as `python file.py` would have it, for its sibling imports.
+    _on_path(absolute.parent)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        raise TargetError(f"importing {path} failed: {type(error).__name__}: {error}") from None
+    return LoadedModule(module, absolute.stem, absolute)

@@ -1,0 +1,176 @@
+"""The guard's main route: Python kernels at the ``PreDispatch`` key for the catalogue's guard ops only.
+
+``PreDispatch`` sits above autograd and is in no tensor's key set; a guarded thread adds it to its
+thread-local include set, so only that thread reaches these kernels, and every other op passes through
+ATen's no-op C++ fallback for the key (about 1.4 µs instead of a Python round trip per op). Above autograd
+the guard sees the op the user called in every grad mode (``t.item()`` as itself, a composite before it
+decomposes), and autograd still records it, since the kernel
+re-enters the dispatcher below ``PreDispatch`` instead of below autograd. An op runs with ``PreDispatch``
+excluded, so what it calls inside (a CPU kernel's own host reads) is not reported again; ops the catalogue
+does not list keep their internals visible, which is how a composite's inner sync is still found.
+
+Higher-order operators (``torch.cond``, flex attention) dispatch in Python and have no kernel for the key:
+while a guard is installed they run with the key excluded (their inner ops are not checked).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from synchunt.guard import scope
+from synchunt.guard.call import OpCall, describe_call, is_latent, schema_slots
+from synchunt.guard.classify import Predicate, classify
+from synchunt.guard.frames import capture_stack
+from synchunt.guard.reporting import op_name, run_and_report
+
+KEY = torch._C.DispatchKey.PreDispatch
+_is_excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
+_set_excluded = torch._C._dispatch_tls_set_dispatch_key_excluded
+_is_included = torch._C._dispatch_tls_is_dispatch_key_included
+_set_included = torch._C._dispatch_tls_set_dispatch_key_included
+_PYTHON_KEY = torch._C.DispatchKey.Python
+
+Table = Mapping[torch._ops.OpOverload, tuple[tuple[str, Predicate], ...]]
+
+
+def _below(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``op`` with ``PreDispatch`` excluded on this thread: nothing it calls reaches the guard."""
+    previous = _is_excluded(KEY)
+    _set_excluded(KEY, True)
+    try:
+        return op(*args, **kwargs)
+    finally:
+        _set_excluded(KEY, previous)
+
+
+def _has_python_key(call: OpCall) -> bool:
+    """Fake, functional and other Python tensor subclasses: their real ops, if any, come through again."""
+    return any(torch._C._dispatch_keys(tensor).has(_PYTHON_KEY) for tensor in call.tensors())
+
+
+def make_kernel(func: torch._ops.OpOverload, entries: tuple[tuple[str, Predicate], ...],
+                idle: Callable[[], None]) -> Callable[..., Any]:
+    """The ``PreDispatch`` kernel of one overload; ``entries`` empty means a reviewed op that never syncs."""
+
+    slots = schema_slots(func)
+    op = func._op  # the C++ entry point, without OpOverload.__call__'s Python frame
+
+    def kernel(keyset: torch._C.DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        active = scope.active_entries()
+        if not active:
+            idle()
+            return _below(op, args, kwargs)
+        if scope.FLAGS.suppress or not entries:
+            return _below(op, args, kwargs)
+        call = OpCall(func, args, kwargs, slots)
+        code = classify(call, entries)
+        if code is None:
+            return _below(op, args, kwargs)
+        if _has_python_key(call):
+            return func.redispatch(keyset.remove(KEY), *args, **kwargs)
+        # Capture before running: the op may free its inputs; describe them while they are intact.
+        detail, latent, raw = describe_call(call), is_latent(call), capture_stack()
+        return run_and_report(active, lambda: _below(op, args, kwargs), code, op_name(func), latent=latent,
+                              detail=detail, source="dispatch", raw=raw)
+
+    kernel.__name__ = kernel.__qualname__ = f"synchunt_guard_{func.__name__}"
+    return kernel
+
+
+class KernelRoute:
+    """Registers the kernels once per process and arms threads.
+
+    Registering them costs about half a millisecond, so they stay registered after the last guard exits: on a
+    thread that does not include ``PreDispatch`` the dispatcher never reaches them, and on one that does
+    without an active guard (torch.export's pre-dispatch tracing) they run the op unchanged. Only the
+    higher-order-operator patch follows the guards in and out. :meth:`remove_kernels` unregisters them.
+    """
+
+    name = "kernels"
+
+    def __init__(self, table: Table, reviewed: tuple[torch._ops.OpOverload, ...], idle: Callable[[], None]):
+        self._table, self._reviewed, self._idle = table, reviewed, idle
+        self._library: torch.library.Library | None = None
+        self._hop_patch: _HigherOrderPatch | None = None
+
+    @property
+    def registered(self) -> bool:
+        return self._library is not None
+
+    def install(self) -> None:
+        if self._library is None:
+            self._library = self._register()
+        if self._hop_patch is None:
+            self._hop_patch = _HigherOrderPatch()
+
+    def uninstall(self) -> None:
+        if self._hop_patch is not None:
+            self._hop_patch.undo()
+            self._hop_patch = None
+
+    def remove_kernels(self) -> None:
+        if self._library is not None:
+            self._library._destroy()
+            self._library = None
+
+    def _register(self) -> torch.library.Library:
+        library = torch.library.Library("aten", "IMPL")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "overriding a previously registered kernel"
+                for func, entries in self._kernels().items():
+                    overload = func._overloadname
+                    name = func._schema.name.removeprefix("aten::") + ("" if overload == "default" else f".{overload}")
+                    library.impl(name, make_kernel(func, entries, self._idle), "PreDispatch", with_keyset=True)
+        except BaseException:
+            library._destroy()
+            raise
+        return library
+
+    def _kernels(self) -> dict[torch._ops.OpOverload, tuple[tuple[str, Predicate], ...]]:
+        kernels = {func: () for func in self._reviewed}
+        kernels.update(self._table)
+        return kernels
+
+    @staticmethod
+    def arm() -> bool:
+        """Include the key on the calling thread; the token is whether it was included before."""
+        before = _is_included(KEY)
+        _set_included(KEY, True)
+        return before
+
+    @staticmethod
+    def disarm(token: object) -> None:
+        _set_included(KEY, bool(token))
+
+
+class _HigherOrderPatch:
+    """Higher-order operators run with ``PreDispatch`` excluded on guarded threads (they have no kernel)."""
+
+    def __init__(self) -> None:
+        from torch._ops import HigherOrderOperator
+
+        self.owner = HigherOrderOperator
+        self.original = HigherOrderOperator.__dict__["__call__"]
+        original = self.original
+
+        def __call__(hop: Any, *args: Any, **kwargs: Any) -> Any:
+            if not scope.active_entries():
+                return original(hop, *args, **kwargs)
+            flags, excluded = scope.FLAGS, _is_excluded(KEY)
+            flags.suppress += 1  # what runs inside (a compile, its fake tensors) is not the user's op
+            _set_excluded(KEY, True)
+            try:
+                return original(hop, *args, **kwargs)
+            finally:
+                _set_excluded(KEY, excluded)
+                flags.suppress -= 1
+
+        HigherOrderOperator.__call__ = __call__
+
+    def undo(self) -> None:
+        self.owner.__call__ = self.original

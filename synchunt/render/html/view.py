@@ -1,0 +1,123 @@
+"""What the report page shows, as plain data: header, call sites, scopes and call paths of one analysis.
+
+Everything here is JSON-ready (str, int, float, list, dict) and carries trace text unescaped; escaping happens
+where it is rendered (``escape``). Figures are built from this model, and tests check it against the analysis.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from synchunt.attribute import Analysis, SiteSummary, Sync
+from synchunt.render.units import compress_scopes, format_us
+from synchunt.render.verdict import set_aside_note, verdict
+from synchunt.rules import get_rule
+from synchunt.sites import natural_key, scope_label
+
+MAX_STACKS_PER_SITE = 12  # the most frequent call paths; the rest are counted, not listed
+
+
+@dataclass(frozen=True)
+class SiteView:
+    site: str
+    file: str | None
+    line: int | None
+    function: str | None
+    count: int
+    confirmed: int
+    latent: int
+    stall_us: float
+    max_stall_us: float
+    rules: list[str]
+    ops: list[str]
+    op_chains: list[tuple[str, int]]
+    scopes: dict[str, int]
+    scope_summary: list[str]
+    threads: list[str]
+    stacks: list[tuple[list[dict[str, Any]], int]]
+    other_stacks: int = 0
+
+
+@dataclass(frozen=True)
+class ScopeView:
+    scope: str
+    count: int
+    stall_us: float
+    by_site: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ReportModel:
+    """One side of the report (one analysis)."""
+
+    header: dict[str, Any]
+    sites: list[SiteView]
+    scopes: list[ScopeView]
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"header": self.header, "sites": [vars(s) for s in self.sites],
+                "scopes": [vars(s) for s in self.scopes], "rules": self.rules}
+
+
+def build_model(analysis: Analysis) -> ReportModel:
+    members: dict[str, list[Sync]] = {}
+    for record in analysis.records:
+        members.setdefault(record.site, []).append(record)
+    sites = [_site_view(site, members[site.site]) for site in analysis.sites]
+    codes = sorted({code for site in sites for code in site.rules})
+    return ReportModel(header=_header(analysis), sites=sites, scopes=_scope_views(analysis.records),
+                       rules={code: rule_doc(code) for code in codes})
+
+
+def rule_doc(code: str) -> dict[str, Any]:
+    """The parts of a rule the report explains: what syncs and why, and what to write instead."""
+    rule = get_rule(code)
+    return {"code": rule.code, "name": rule.name, "kind": rule.kind.value, "title": rule.title,
+            "mechanism": rule.mechanism, "why_bad": rule.why_bad, "fix": rule.fix,
+            "example": rule.example, "use_instead": rule.use_instead, "references": list(rule.references)}
+
+
+def _header(analysis: Analysis) -> dict[str, Any]:
+    summary = analysis.summary
+    traces = []
+    for info in analysis.traces:
+        meta = info.synchunt or {}
+        traces.append({"path": info.path, "rank": info.rank, "mode": info.mode,
+                       "device_activity": info.device_activity, "target": meta.get("target"),
+                       "label": meta.get("label"), "device": meta.get("device"), "torch": meta.get("torch"),
+                       "captured_at": meta.get("captured_at"), "duration_us": max(0.0, info.end_us - info.start_us)})
+    devices = sorted({t["device"] for t in traces if t["device"]})
+    torches = sorted({t["torch"] for t in traces if t["torch"]})
+    return {"verdict": verdict(analysis), "clean": summary["syncs"] == 0, "syncs": summary["syncs"],
+            "confirmed": summary["confirmed"], "latent": summary["latent"], "stall_us": summary["stall_us"],
+            "max_stall_us": summary["max_stall_us"], "stall": format_us(summary["stall_us"]),
+            "max_stall": format_us(summary["max_stall_us"]), "traces": traces, "device": ", ".join(devices),
+            "torch": ", ".join(torches), "filters": {k: str(v) for k, v in analysis.filters.items()},
+            "threads": sorted({r.thread.name for r in analysis.records}), "set_aside": set_aside_note(analysis)}
+
+
+def _site_view(site: SiteSummary, group: list[Sync]) -> SiteView:
+    chains = Counter(" › ".join(r.op_chain) or r.runtime for r in group)
+    stacks: Counter[tuple[tuple[str, int, str], ...]] = Counter(
+        tuple((f.file, f.line, f.function) for f in r.stack) for r in group)
+    return SiteView(
+        site=site.site, file=site.file, line=site.line, function=site.function, count=site.count,
+        confirmed=site.confirmed, latent=site.latent, stall_us=site.stall_us, max_stall_us=site.max_stall_us,
+        rules=list(site.rules), ops=list(site.ops), op_chains=chains.most_common(),
+        scopes={scope_label(k): v for k, v in site.scopes.items()}, scope_summary=compress_scopes(dict(site.scopes)),
+        threads=list(site.threads),
+        stacks=[([{"file": f, "line": n, "function": fn} for f, n, fn in stack], count)
+                for stack, count in stacks.most_common(MAX_STACKS_PER_SITE)],
+        other_stacks=max(0, len(stacks) - MAX_STACKS_PER_SITE))
+
+
+def _scope_views(records: tuple[Sync, ...]) -> list[ScopeView]:
+    groups: dict[str, list[Sync]] = {}
+    for record in records:
+        groups.setdefault(scope_label(record.scope), []).append(record)
+    views = [ScopeView(scope=scope, count=len(group), stall_us=float(sum(r.stall_us for r in group)),
+                       by_site=dict(Counter(r.site for r in group))) for scope, group in groups.items()]
+    return sorted(views, key=lambda view: natural_key(view.scope))

@@ -1,0 +1,216 @@
+"""Where the files of a run live, and one canonical path per file (standard library only).
+
+A file is library code because of where it lives (the standard library, a site-packages folder) or because its
+module belongs to a skipped package, never because of its name: a user's ``myserve/queue.py`` is user code.
+The canonical path of a file is relative to the project root (``myserve/sched.py``), so a target named as a
+module or as a file, and the trace and the runtime guard, all name it the same.
+
+The capture records a :class:`SourceMap` in the trace's ``synchunt`` metadata: the project root, the import
+search path with the kind of each entry, and the trace's names of the user's files (with their modules).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import site
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+STDLIB = "stdlib"
+SITE_PACKAGES = "site-packages"
+USER = "user"
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+SOURCE_MAP_KEY = "sources"  # under the trace's synchunt metadata
+
+
+@dataclass(frozen=True)
+class SearchEntry:
+    """One folder that file names are made relative to (a ``sys.path`` entry or the project root)."""
+
+    path: str
+    kind: str  # STDLIB, SITE_PACKAGES or USER
+
+
+@cache
+def _stdlib_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(sorted({os.path.abspath(paths["stdlib"]), os.path.abspath(paths["platstdlib"])}))
+
+
+@cache
+def _site_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    found = {paths["purelib"], paths["platlib"], site.getusersitepackages()}
+    with contextlib.suppress(AttributeError):  # some embedded or old virtualenv layouts lack it
+        found.update(site.getsitepackages())
+    return tuple(sorted(os.path.abspath(p) for p in found))
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def location_kind(path: str) -> str:
+    """STDLIB, SITE_PACKAGES or USER for an absolute file or folder, by where it lives."""
+    path = os.path.abspath(path)
+    parts = Path(path).parts
+    if "site-packages" in parts or "dist-packages" in parts or any(_under(path, d) for d in _site_dirs()):
+        return SITE_PACKAGES
+    if any(_under(path, d) for d in _stdlib_dirs()) or path.endswith(".zip"):
+        return STDLIB
+    return USER
+
+
+def search_entries(paths: Iterable[str]) -> tuple[SearchEntry, ...]:
+    """Absolute, de-duplicated entries with their kinds, longest first (as the profiler tries them)."""
+    unique = sorted({os.path.abspath(p or os.curdir) for p in paths}, reverse=True)
+    return tuple(SearchEntry(p, location_kind(p)) for p in unique)
+
+
+def profiler_search_path() -> list[str]:
+    """The folders torch.profiler strips from frame file names: ``sys.path``, the site folders, torch's parent."""
+    extra = [*_site_dirs(), site.getuserbase()]
+    torch = sys.modules.get("torch")
+    torch_file = getattr(torch, "__file__", None)
+    if isinstance(torch_file, str):
+        extra.append(os.path.dirname(os.path.dirname(torch_file)))
+    return [p for p in [*sys.path, *extra] if isinstance(p, str)]
+
+
+def naming_path(project_root: str, entries: Sequence[SearchEntry]) -> list[str]:
+    """The ``sys.path`` to name frames by: library folders, user folders outside the project, the project root.
+
+    User folders inside the project (a file target's own folder, ``src/``) are left out, so every project file is
+    named relative to the root, whichever way it was imported.
+    """
+    root = os.path.abspath(project_root)
+    kept = [e.path for e in entries if e.kind != USER or not _under(e.path, root) or e.path == root]
+    return [*kept, root]
+
+
+def trace_name(file: str, prefixes: Iterable[str]) -> str:
+    """A file as the profiler names it: relative to the longest prefix that contains it, else absolute."""
+    file = os.path.abspath(file)
+    best = max((p for p in prefixes if _under(file, p) and file != p), key=len, default=None)
+    name = file if best is None else file[len(best.rstrip(os.sep)) + 1:]
+    return name.replace(os.sep, "/")
+
+
+def canonical_path(file: str, project_root: str, entries: Sequence[SearchEntry]) -> str:
+    """The name outputs use for a live file (e.g. from the runtime guard): the trace's name for it."""
+    if not file or file.startswith("<"):
+        return file
+    return trace_name(file, naming_path(project_root, entries))
+
+
+def find_project_root(file: str | os.PathLike[str], *, module: str | None = None,
+                      cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The project a source file belongs to, independent of how it was named.
+
+    The nearest folder above it holding ``pyproject.toml``, ``setup.py``, ``setup.cfg`` or ``.git``; else the
+    folder its top-level package is imported from (from the dotted ``module`` name, or the chain of
+    ``__init__.py`` folders); else, for a file outside any package, the working directory when the file is
+    inside it, or the file's own folder.
+    """
+    path = Path(os.path.abspath(file))
+    for folder in path.parents:
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    if module and "." in module:
+        depth = module.count(".") + (1 if path.name == "__init__.py" else 0)
+        return path.parents[min(depth, len(path.parents) - 1)]
+    folder = path.parent
+    while (folder / "__init__.py").exists() and folder.parent != folder:
+        folder = folder.parent
+    if folder != path.parent:
+        return folder
+    here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    return here if here in path.parents else path.parent
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """What a capture knew about its files: project root, search path, and the user's files by trace name."""
+
+    project_root: str
+    search_path: tuple[SearchEntry, ...] = ()
+    user_files: Mapping[str, str] = field(default_factory=dict)  # trace name → module name
+
+    def is_user_file(self, name: str) -> bool:
+        return name in self.user_files
+
+    def module_of(self, name: str) -> str | None:
+        return self.user_files.get(name)
+
+    def kind_of(self, name: str) -> str | None:
+        """USER for the capture's user files; else the kind of the first search folder (longest first, as the
+        profiler strips the longest prefix) that holds a file of that name on this machine; None when none does
+        (the trace was moved): the caller then judges by name."""
+        if name in self.user_files:
+            return USER
+        if os.path.isabs(name):
+            return location_kind(name)
+        for entry in self.search_path:
+            if os.path.isfile(os.path.join(entry.path, name)):
+                return entry.kind
+        return None
+
+    def canonical(self, file: str) -> str:
+        return canonical_path(file, self.project_root, self.search_path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"project_root": self.project_root,
+                "search_path": [{"path": e.path, "kind": e.kind} for e in self.search_path],
+                "user_files": dict(sorted(self.user_files.items()))}
+
+    @classmethod
+    def from_metadata(cls, synchunt_metadata: Mapping[str, Any] | None) -> SourceMap | None:
+        """The map a capture stored under ``synchunt.sources``; None for traces without one (or a malformed one)."""
+        data = (synchunt_metadata or {}).get(SOURCE_MAP_KEY)
+        if not isinstance(data, dict) or not isinstance(data.get("project_root"), str):
+            return None
+        files = data.get("user_files")
+        entries = data.get("search_path")
+        if not isinstance(files, dict) or not isinstance(entries, list):
+            return None
+        search = tuple(SearchEntry(str(e["path"]), str(e["kind"])) for e in entries
+                       if isinstance(e, dict) and "path" in e and "kind" in e)
+        return cls(data["project_root"], search, {str(k): str(v) for k, v in files.items()})
+
+
+def module_files(modules: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Absolute source file → module name for every loaded module that has one."""
+    found: dict[str, str] = {}
+    for name, module in list((modules if modules is not None else sys.modules).items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file.endswith(".py"):
+            found.setdefault(os.path.abspath(file), name)
+    return found
+
+
+def build_source_map(project_root: str, *, library_packages: Sequence[str], user_packages: Sequence[str] = (),
+                     search_path: Iterable[str] | None = None,
+                     modules: Mapping[str, Any] | None = None) -> SourceMap:
+    """The map for the files loaded now: each is user code unless it lives in the standard library or a
+    site-packages folder (a ``user_packages`` package counts as user code wherever it is installed) or its
+    module belongs to ``library_packages``."""
+    entries = search_entries([*(search_path if search_path is not None else profiler_search_path()), project_root])
+    prefixes = naming_path(project_root, entries)
+
+    def top(module: str) -> str:
+        return module.split(".", 1)[0]
+
+    user: dict[str, str] = {}
+    for file, module in module_files(modules).items():
+        if top(module) in library_packages:
+            continue
+        if location_kind(file) != USER and top(module) not in user_packages:
+            continue
+        user[trace_name(file, prefixes)] = module
+    return SourceMap(os.path.abspath(project_root), entries, user)

@@ -1,0 +1,152 @@
+"""Cutting a streamed trace's event array into slices of whole events, without parsing it.
+
+Kineto (torch's writer) starts every top-level event on its own line at one fixed indent, and JSON strings
+cannot hold a raw newline, so newline + that indent + ``{`` occurs only where an event starts. The splitter
+learns the indent from the first event and cuts there; a slice that does not decode means the layout differs
+(the caller then decodes the file in one go). When the first event does not start a line (a one-line file),
+the whole array is one slice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from synchunt.trace.schema import METADATA_DECODER
+
+SLICE_BYTES = 8 << 20
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_WHITESPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+_MAX_CLOSE_TRIES = 64
+
+
+@dataclass
+class Ending:
+    """What follows the last full slice once the stream has ended."""
+
+    slices: list[bytes]  # whole-event JSON arrays still to decode
+    tail: bytes | None  # the bytes after the array's closing bracket; None when the stream was cut before it
+    cut_candidates: Iterator[bytes] = field(default_factory=lambda: iter(()))  # when cut: the events before it
+
+
+class EventSplitter:
+    """Feed the uncompressed bytes block by block; get back JSON arrays of whole events."""
+
+    def __init__(self, slice_bytes: int = SLICE_BYTES):
+        self.slice_bytes = slice_bytes
+        self.head: bytes | None = None  # bytes before the event array's '[' (b"" for a bare array)
+        self.boundary: bytes | None = None  # newline + indent + '{', once the layout is known
+        self.found = False  # the event array's opening bracket was seen
+        self._buffer = bytearray()
+        self._searched = 0
+
+    @property
+    def layout(self) -> str:
+        return "lines" if self.boundary else "whole"
+
+    def feed(self, block: bytes) -> list[bytes]:
+        self._buffer += block
+        if not self.found and not self._find_array():
+            return []
+        if self.boundary is None:
+            return []
+        pieces = []
+        start = 0
+        while True:  # cut at the first event start past each slice_bytes
+            cut = self._buffer.find(self.boundary, start + self.slice_bytes)
+            if cut < 0:
+                break
+            pieces.append(self._slice(start, cut))
+            start = cut
+        del self._buffer[:start]
+        return pieces
+
+    def finish(self) -> Ending:
+        """After the last block: the remaining slices and the tail, or what can be kept of a cut stream."""
+        if not self.found:
+            self._find_array(final=True)
+        if not self.found:
+            return Ending([], None)
+        buffer = self._buffer
+        last_event = max(buffer.rfind(self.boundary), 0) if self.boundary else 0
+        close = self._closing_bracket(last_event)
+        if close is not None:
+            body = buffer[:close].strip(_WHITESPACE)
+            slices = [self._slice(0, close)] if body else []
+            return Ending(slices, bytes(buffer[close + 1:]))
+        if self.boundary and last_event > 0:
+            return Ending([self._slice(0, last_event)], None, iter([self._slice(last_event, len(buffer))]))
+        return Ending([], None, self._cut_candidates())
+
+    def remainder(self) -> bytes:
+        """The unsplit bytes (everything, when the event array was never found)."""
+        return bytes(self._buffer)
+
+    def _find_array(self, final: bool = False) -> bool:
+        buffer = self._buffer
+        if self.head is None:
+            start = len(buffer) - len(buffer.lstrip(_WHITESPACE))
+            if buffer[start:start + 3] == _BOM:
+                start += 3
+                start += len(buffer[start:]) - len(buffer[start:].lstrip(_WHITESPACE))
+            if start < len(buffer) and buffer[start:start + 1] == b"[":
+                self.head, opening = b"", start
+            else:
+                match = _EVENTS_KEY.search(buffer, max(0, self._searched - 64))
+                self._searched = len(buffer)
+                if match is None:
+                    return False
+                self.head, opening = bytes(buffer[:match.end() - 1]), match.end() - 1
+            del buffer[:opening + 1]
+        stripped = buffer.lstrip(_WHITESPACE)
+        if not stripped and not final:
+            return False  # the first event is in a later block
+        self.found = True
+        gap = bytes(buffer[:len(buffer) - len(stripped)])
+        if stripped[:1] == b"{" and b"\n" in gap:
+            indent = gap[gap.rindex(b"\n") + 1:]
+            if not indent.strip(b" \t"):
+                self.boundary = b"\n" + indent + b"{"
+        return True
+
+    def _slice(self, start: int, end: int) -> bytes:
+        """``[`` + the events between start and end (trailing separator dropped) + ``]``."""
+        buffer = self._buffer
+        while end > start and buffer[end - 1] in _WHITESPACE:
+            end -= 1
+        if end > start and buffer[end - 1] == ord(","):
+            end -= 1
+        with memoryview(buffer) as view:
+            return b"".join((b"[", view[start:end], b"]"))
+
+    def _closing_bracket(self, search_from: int) -> int | None:
+        """The event array's ``]``: the last one after which the file closes as valid JSON."""
+        buffer = self._buffer
+        position = len(buffer)
+        for _ in range(_MAX_CLOSE_TRIES):
+            position = buffer.rfind(b"]", search_from, position)
+            if position < 0:
+                return None
+            tail = bytes(buffer[position + 1:])
+            if self.head == b"":
+                if not tail.strip(_WHITESPACE):
+                    return position
+                continue
+            try:
+                METADATA_DECODER.decode(self.head + b"[]" + tail)
+            except (ValueError, RecursionError):  # msgspec's errors are ValueErrors
+                continue
+            return position
+        return None
+
+    def _cut_candidates(self) -> Iterator[bytes]:
+        """A one-line array cut mid-event: the prefixes ending at one of the last object closes."""
+        buffer = self._buffer
+        position = len(buffer)
+        for _ in range(_MAX_CLOSE_TRIES):
+            position = buffer.rfind(b"}", 0, position)
+            if position < 0:
+                return
+            yield self._slice(0, position + 1)

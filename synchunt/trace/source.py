@@ -1,0 +1,146 @@
+"""Reading a trace file's bytes: plain or gzip, streamed in blocks, with a cap on the decompressed size."""
+
+from __future__ import annotations
+
+import os
+import stat
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from synchunt.errors import TraceError
+
+DEFAULT_MAX_BYTES = 8 << 30  # 8 GiB of JSON: beyond the largest per-rank traces seen, below a gzip bomb
+BLOCK_BYTES = 8 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class PartialRead:
+    """A trace cut mid-write: what could be kept."""
+
+    bytes_read: int  # uncompressed bytes read before the cut
+    events_read: int  # events decoded before the cut (every kind, not only complete events)
+    reason: str
+
+
+def check_file(path: Path) -> os.stat_result:
+    """The file's stat, or a TraceError when it is missing or not a regular file (a FIFO, a device, …)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise TraceError(f"no such trace: {path}") from None
+    except OSError as error:
+        raise TraceError(f"cannot read trace {path}: {error.strerror or error}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise TraceError(f"{path}: not a regular file")
+    return info
+
+
+def is_gzip(path: Path) -> bool:
+    return head_bytes(path, 2, decompress=False) == _GZIP_MAGIC
+
+
+def head_bytes(path: Path, count: int, *, decompress: bool = True) -> bytes:
+    """The first ``count`` bytes of the trace (decompressed unless told not to), without reading the rest."""
+    check_file(path)
+    if not decompress:
+        try:
+            with path.open("rb") as handle:
+                return handle.read(count)
+        except OSError as error:
+            raise TraceError(f"cannot read trace {path}: {error.strerror or error}") from None
+    stream = ByteStream(path, block_bytes=max(count, 1 << 16))
+    head = bytearray()
+    for block in stream:
+        head += block
+        if len(head) >= count:
+            break
+    stream.close()
+    return bytes(head[:count])
+
+
+class ByteStream:
+    """The trace's uncompressed bytes in blocks of at most ``block_bytes``.
+
+    A gzip stream that ends before its end-of-stream marker (a trace cut mid-write) stops early and sets
+    ``truncated``; corrupt compressed data and more than ``max_bytes`` of output are TraceErrors.
+    """
+
+    def __init__(self, path: Path, *, block_bytes: int = BLOCK_BYTES, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.path = path
+        self.block_bytes = block_bytes
+        self.max_bytes = max_bytes
+        self.bytes_read = 0
+        self.compressed_read = 0
+        self.truncated = False
+        check_file(path)
+        try:
+            self._handle = path.open("rb")
+        except OSError as error:
+            raise TraceError(f"cannot read trace {path}: {error.strerror or error}") from None
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            first = self._read(self.block_bytes)
+            blocks = self._gunzip(first) if first[:2] == _GZIP_MAGIC else self._plain(first)
+            for block in blocks:
+                self.bytes_read += len(block)
+                if self.bytes_read > self.max_bytes:
+                    raise TraceError(f"{self.path}: more than {self.max_bytes / (1 << 30):.1f} GiB of trace data "
+                                     f"(raise max_bytes to read it)")
+                yield block
+        finally:
+            self.close()
+
+    def _read(self, count: int) -> bytes:
+        try:
+            data = self._handle.read(count)
+        except OSError as error:
+            raise TraceError(f"cannot read trace {self.path}: {error.strerror or error}") from None
+        self.compressed_read += len(data)
+        return data
+
+    def _plain(self, first: bytes) -> Iterator[bytes]:
+        block = first
+        while block:
+            yield block
+            block = self._read(self.block_bytes)
+
+    def _gunzip(self, first: bytes) -> Iterator[bytes]:
+        inflater = zlib.decompressobj(wbits=31)
+        pending = first
+        while True:
+            if not pending:
+                pending = self._read(self.block_bytes)
+                if not pending:
+                    self.truncated = not inflater.eof or bool(inflater.unconsumed_tail)
+                    return
+            try:
+                # max_length bounds each output block, so a gzip bomb is cut by max_bytes, not by memory.
+                out = inflater.decompress(pending, self.block_bytes)
+            except zlib.error as error:
+                raise TraceError(f"{self.path}: not a valid gzip file ({error})") from None
+            pending = inflater.unconsumed_tail
+            if out:
+                yield out
+            if inflater.eof:
+                rest = inflater.unused_data
+                if not rest.strip(b"\x00"):
+                    rest = self._read(self.block_bytes)
+                    if not rest.strip(b"\x00"):
+                        return
+                if rest[:2] != _GZIP_MAGIC:
+                    return  # trailing garbage after the last member is ignored, as gzip(1) does
+                inflater = zlib.decompressobj(wbits=31)  # the next member of a multi-member file
+                pending = rest
+
+
+def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The whole uncompressed trace, as far as it goes (decoding streams instead; a head check wants
+    `head_bytes`)."""
+    return b"".join(ByteStream(Path(path), max_bytes=max_bytes))

@@ -1,0 +1,117 @@
+"""The decoded-trace cache: hits give the same trace, any change to the file or to synchunt misses."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import synchunt
+from synchunt.trace import LoadOptions, load_trace
+from synchunt.trace import cache as cache_module
+from synchunt.trace.cache import TraceCache, default_cache_dir
+from tests.trace.conftest import kineto_layout, many_events, op
+from tests.trace.test_trace_chunks import assert_same_events
+
+pytest.importorskip("pyarrow")
+
+
+def _options(folder):
+    return LoadOptions(cache=True, cache_dir=folder)
+
+
+def _entries(folder):
+    return sorted(folder.glob("*.parquet"))
+
+
+def test_hit_returns_the_same_trace(tmp_path, torch_trace):
+    folder = tmp_path / "cache"
+    first = load_trace(torch_trace, _options(folder))
+    assert len(_entries(folder)) == 1
+    second = load_trace(torch_trace, _options(folder))
+    assert_same_events(first.events, second.events)
+    assert first.threads.equals(second.threads) and first.metadata == second.metadata
+    assert synchunt.analyze(first).to_json() == synchunt.analyze(second).to_json()
+    assert str(second.path) == str(torch_trace)
+
+
+def test_string_ids_and_partial_survive_the_cache(tmp_path):
+    events = [*many_events(30), op("PyTorch Profiler (0)", 0, 1, cat="Trace", pid="Spans", tid="PyTorch Profiler")]
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(events)[:-400])
+    first = load_trace(path, _options(tmp_path / "c"))
+    second = load_trace(path, _options(tmp_path / "c"))
+    assert second.partial == first.partial and first.partial is not None
+    assert second.events["pid"].tolist() == first.events["pid"].tolist()
+
+
+def test_change_of_mtime_size_or_version_misses(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(20)))
+    store = TraceCache(folder)
+    load_trace(path, _options(folder))
+    key = store.entry(path)
+    assert key.exists()
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert store.entry(path) != key and store.get(path) is None
+    path.write_bytes(kineto_layout(many_events(21)))  # other content, other size
+    assert store.get(path) is None
+    assert len(load_trace(path, _options(folder)).events) == 63
+    monkeypatch.setattr(cache_module, "CACHE_FORMAT", cache_module.CACHE_FORMAT + 1)
+    assert store.get(path) is None
+    monkeypatch.setattr(synchunt, "__version__", "999")
+    assert store.entry(path).name not in {p.name for p in _entries(folder)}
+
+
+def test_same_size_and_mtime_but_other_content_misses(tmp_path):
+    path = tmp_path / "t.json"
+    data = kineto_layout(many_events(20))
+    path.write_bytes(data)
+    store = TraceCache(tmp_path / "c")
+    load_trace(path, _options(tmp_path / "c"))
+    stat = path.stat()
+    path.write_bytes(data.replace(b"aten::add", b"aten::mul"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert store.get(path) is None
+
+
+def test_broken_entry_is_a_miss_and_unwritable_folder_is_ignored(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(5)))
+    store = TraceCache(tmp_path / "c")
+    load_trace(path, _options(tmp_path / "c"))
+    store.entry(path).write_bytes(b"not parquet")
+    assert store.get(path) is None
+    assert len(load_trace(path, _options(tmp_path / "c")).events) == 15
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert len(load_trace(path, _options(blocker / "sub")).events) == 15  # the cache folder cannot exist
+
+
+def test_default_folder_is_the_user_cache_not_the_trace_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("SYNCHUNT_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "synchunt" / "traces"
+    monkeypatch.setenv("SYNCHUNT_CACHE_DIR", str(tmp_path / "mine"))
+    trace_dir = tmp_path / "traces"
+    trace_dir.mkdir()
+    path = trace_dir / "t.json"
+    path.write_bytes(kineto_layout(many_events(5)))
+    load_trace(path, LoadOptions(cache=True))
+    assert list(trace_dir.iterdir()) == [path] and len(_entries(tmp_path / "mine")) == 1
+
+
+def test_prune_keeps_the_newest_entries(tmp_path):
+    folder = tmp_path / "c"
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"t{i}.json"
+        path.write_bytes(kineto_layout(many_events(50 + i)))
+        paths.append(path)
+    store = TraceCache(folder, max_bytes=1)
+    for path in paths:
+        load_trace(path, _options(folder))
+        store.put(load_trace(path))
+    assert [p.name for p in _entries(folder)] == [store.entry(paths[-1]).name]

@@ -1,0 +1,57 @@
+"""`synchunt analyze` with the load options: workers, executor, cache folder, progress."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from synchunt.cli import app, main
+from tests.trace.conftest import kineto_layout, many_events
+
+
+def _run(*args):
+    result = CliRunner().invoke(app, ["analyze", *map(str, args), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_workers_and_cache_give_the_same_analysis(tmp_path):
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for rank in range(3):
+        (folder / f"r{rank}.json").write_bytes(kineto_layout(many_events(30), distributedInfo={"rank": rank}))
+    cache = tmp_path / "cache"
+    plain = _run(folder, "--no-cache", "--no-progress")
+    pooled = _run(folder, "--workers", "2", "--cache-dir", cache)
+    cached = _run(folder, "--workers", "2", "--cache-dir", cache, "--thread", "thread 1")
+    assert [t["rank"] for t in plain["traces"]] == [0, 1, 2]
+    assert pooled == plain and plain["summary"]["syncs"] == 3 * 5
+    assert len(list(cache.glob("*.parquet"))) == 3
+    assert cached["filters"]["thread"] == "thread 1" and cached["summary"]["syncs"] < plain["summary"]["syncs"]
+
+
+def test_saved_analysis_merges_with_traces(tmp_path):
+    trace = tmp_path / "t.json"
+    trace.write_bytes(kineto_layout(many_events(14), distributedInfo={"rank": 0}))
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps(_run(trace, "--no-cache")))
+    merged = _run(saved, trace, "--no-cache")
+    assert merged["summary"]["syncs"] == 2 * 2 and len(merged["traces"]) == 2
+
+
+@pytest.mark.slow  # waits for the connection timeout (10 s)
+def test_unreachable_scheduler_is_one_error_line(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("distributed")
+    trace = tmp_path / "t.json"
+    trace.write_bytes(kineto_layout(many_events(3)))
+    other = tmp_path / "u.json"
+    other.write_bytes(kineto_layout(many_events(3)))
+    monkeypatch.setattr(sys, "argv", ["synchunt", "analyze", str(trace), str(other), "--executor", "dask",
+                                      "--scheduler", "tcp://127.0.0.1:9", "--no-cache"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "cannot reach the dask scheduler" in err and "Traceback" not in err

@@ -1,0 +1,78 @@
+"""The vectorized containment tree equals the stack sweep that defines it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from synchunt.trace import tree
+from synchunt.trace.tree import containment, containment_reference
+
+
+def random_nesting(rng: np.random.Generator, count: int, integer: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals nested as a random call tree (siblings, children, zero-length leaves)."""
+    ts: list[float] = []
+    dur: list[float] = []
+    stack = [(0.0, 1e7)]  # (start, end) of the open events
+    t = 0.0
+    while len(ts) < count and stack:
+        hi = stack[-1][1]
+        if len(stack) > 1 and (t >= hi - 1 or rng.random() < 0.25):
+            stack.pop()
+            t = max(t, hi) + float(rng.integers(0, 3))
+            continue
+        start = t + float(rng.integers(0, 4))
+        length = float(rng.integers(0, max(1, int(min(hi - start, 400)))))
+        ts.append(start)
+        dur.append(length)
+        if length > 2 and rng.random() < 0.5:
+            stack.append((start, start + length))
+            t = start
+        else:
+            t = start + length
+    ts_arr, dur_arr = np.array(ts), np.array(dur)
+    if integer:  # Kineto rounds to whole µs: a child may end just after its parent
+        dur_arr = np.maximum(dur_arr + rng.integers(-1, 2, len(dur_arr)), 0)
+    else:
+        ts_arr = ts_arr + rng.random(len(ts_arr)) * 1e-3
+    return ts_arr, dur_arr
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_vectorized_equals_reference_on_random_nestings(seed):
+    rng = np.random.default_rng(seed)
+    integer = seed % 2 == 0
+    count = int(rng.integers(1, 1500))
+    ts, dur = random_nesting(rng, count, integer)
+    assert len(ts) == count
+    if seed % 5 == 0:  # overlapping (not nested) events as well
+        dur = dur + rng.integers(0, 30, len(dur))
+    lanes = rng.integers(0, 3, len(ts))
+    for eps in (0.0, 0.01, 1.0):
+        got = containment(lanes, ts, dur, eps)
+        want = containment_reference(lanes, ts, dur, eps)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_the_numpy_path_is_taken_on_nested_lanes(monkeypatch):
+    taken = []
+    original = tree._lane_vectorized
+
+    def spy(*args):
+        result = original(*args)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(tree, "_lane_vectorized", spy)
+    ts, dur = random_nesting(np.random.default_rng(7), 3000, integer=False)
+    containment(np.zeros(len(ts), dtype=np.int64), ts, dur, 0.01)
+    assert len(ts) == 3000 and taken == [True]
+
+
+def test_ties_rounding_and_empty():
+    ts = np.array([0.0, 0.0, 10.0, 10.0, 50.0])
+    dur = np.array([100.0, 100.0, 41.0, 0.0, 10.0])  # 10+41 ends 1 µs after 50: tolerated with eps 1
+    parent, depth = containment(np.zeros(5, dtype=np.int64), ts, dur, 1.0)
+    assert parent.tolist() == [-1, 0, 1, 2, 1] and depth.tolist() == [0, 1, 2, 3, 2]
+    empty = containment(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), 1.0)
+    assert len(empty[0]) == 0 and len(empty[1]) == 0
