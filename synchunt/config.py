@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -31,6 +32,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 _KEYS = ("select", "ignore", "min-confidence", "exclude", "per-file-ignores")
+_CODE = re.compile(r"SH\d{0,3}")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,15 @@ class SynchuntConfig:
 
     def is_excluded(self, path: Path) -> bool:
         return matches_any(path, self.exclude, self.root)
+
+    def check_codes(self, known: tuple[str, ...]) -> None:
+        """Raise :class:`UsageError`, naming the file and key, for a code or prefix no rule in ``known`` has."""
+        tables = [("select", self.select), ("ignore", self.ignore),
+                  *((f"per-file-ignores: {pattern}", codes) for pattern, codes in self.per_file_ignores)]
+        for key, codes in tables:
+            for code in codes:
+                if not any(rule.startswith(code) for rule in known):
+                    raise UsageError(f"{self.path}: [tool.synchunt]: {key}: unknown rule code or prefix {code!r}")
 
     def ignored_codes(self, path: Path) -> tuple[str, ...]:
         """The codes (prefixes) that ``per-file-ignores`` silences in ``path``."""
@@ -118,11 +129,9 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
 
 
 def _codes(table: dict, key: str, where: str) -> tuple[str, ...]:
-    from synchunt.rules import RULES
-
     codes = tuple(code.upper() for code in _strings(table.get(key, []), f"{where}: {key}"))
     for code in codes:
-        if not any(rule.code.startswith(code) for rule in RULES):
+        if not _CODE.fullmatch(code):
             raise UsageError(f"{where}: {key}: {code!r} is not a rule code or prefix (SH101, SH1)")
     return codes
 

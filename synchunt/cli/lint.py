@@ -91,6 +91,7 @@ def lint_command(
     from synchunt.rules import RULES
 
     config = load_config(_common_folder(paths))
+    config.check_codes(tuple(rule.code for rule in RULES))
     selected = _codes(select)
     ignored = [*_codes(ignore), *([] if selected else config.ignore)]
     confidence = Confidence(min_confidence.value) if min_confidence is not None else (

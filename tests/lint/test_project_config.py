@@ -192,3 +192,12 @@ def test_an_internal_error_costs_one_file_not_the_run(tmp_path: Path, monkeypatc
     assert [(Path(finding.path).name, finding.code, finding.is_problem) for finding in findings] == [
         ("a_bad.py", PARSE_ERROR, True), ("b_good.py", "SH301", False)]
     assert "internal error (KeyError" in findings[0].message
+
+
+def test_unknown_rule_codes_in_the_table_name_the_file(project: Path):
+    path = write_config(project, 'per-file-ignores = { "scripts/*" = ["SH999"] }\n')
+    config = load_config(project)  # well formed: the codes are checked against the catalogue by the command
+    with pytest.raises(UsageError, match=r"per-file-ignores: scripts/\*: unknown rule code or prefix 'SH999'"):
+        config.check_codes(("SH101", "SH301"))
+    result = CliRunner().invoke(app, ["lint", str(project / "src")])
+    assert isinstance(result.exception, UsageError) and str(path) in str(result.exception)
