@@ -1,6 +1,7 @@
 """The timeline's device lanes: one per GPU stream, with the work each sync waited on and the idle gap it caused.
 
-Activities outside the stretch of the host lanes are left out; beyond ``budget`` the shortest are dropped, never
+Activities outside the stretch of the host lanes are left out (but for the work a sync waited for and the
+activity that ended its idle gap); beyond ``budget`` the shortest are dropped, never
 the waited-on work or the activity that ended a gap. At most ``MAX_STREAMS`` lanes: the streams the syncs waited
 on first, then the busiest.
 """
@@ -48,12 +49,13 @@ def device_lanes(trace: Trace, records: Sequence[Sync], origin: float, until: fl
     events = trace.events
     cats = events["cat"].astype(str).to_numpy(dtype=object)
     rows = np.flatnonzero(np.isin(cats, list(_KINDS)))
-    start, end = events["ts"].to_numpy()[rows], events["end"].to_numpy()[rows]
-    inside = end >= origin if until is None else (end >= origin) & (start <= until)
-    rows = rows[inside]
     waited = {a.event for r in records if r.impact is not None for a in r.impact.waited_on}
     ends_gap = {g.next_activity.event for r in records if r.impact is not None for g in r.impact.idle
                 if g.next_activity is not None}
+    start, end = events["ts"].to_numpy()[rows], events["end"].to_numpy()[rows]
+    inside = end >= origin if until is None else (end >= origin) & (start <= until)
+    # The work a sync waited for and the activity that ended its gap are shown even past the host lanes' end.
+    rows = rows[inside | np.isin(rows, list(waited | ends_gap))]
     frame = pd.DataFrame({
         "lane": [lane_name(d, s) for d, s in zip(events["pid"].to_numpy()[rows], events["stream"].to_numpy()[rows],
                                                    strict=True)],

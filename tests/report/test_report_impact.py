@@ -171,3 +171,24 @@ def test_bert_trace_shows_the_idle_its_mask_check_caused(shared_trace) -> None:
     assert sorted(timeline.syncs["label"]) == ["SH110 is_nonzero", "SH301 cudaDeviceSynchronize"]
     focus = timeline.sync_focus()
     assert focus is not None and focus[1] >= float((timeline.gaps["start_ms"] + timeline.gaps["dur_ms"]).max())
+
+
+def test_collective_delays_of_a_folder_of_ranks_reach_the_page(tmp_path: Path) -> None:
+    from test_analysis_collective_delays import _ranks
+
+    folder = _ranks(tmp_path / "ranks")
+    analysis = analyze([folder])
+    traces = [load_trace(path) for path in sorted(folder.iterdir())]
+    data = data_island(html_report(analysis, traces))
+    [side] = data["sides"]
+    assert side["model"]["header"]["collective_delay_us"] == 205.0
+    assert [s["collective_delay_us"] for s in side["model"]["sites"]] == [205.0]
+    assert len(side["timelines"]) == 2  # one per rank
+    markers = [next(t for t in timeline["figure"]["data"] if t.get("name") == "sync") for timeline in
+               side["timelines"]]
+    hovers = [hover for trace in markers for hover in trace["hovertext"]]
+    assert sum("next collective +200.0 µs after the first rank" in h for h in hovers) == 1
+    assert sum("next collective +5.0 µs after the first rank" in h for h in hovers) == 1
+    titles = [a["text"] for a in side["figures"]["sites"]["layout"]["annotations"]]
+    assert titles[-1] == "collective delay (µs)"
+    assert set(side["figures"]) == {"sites"}  # one scope, and no Python frames to draw call paths from

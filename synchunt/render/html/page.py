@@ -52,9 +52,11 @@ def _side(side: ReportSide) -> dict[str, Any]:
     data: dict[str, Any] = {"key": side.key, "heading": None, "model": model.as_json(), "timelines": timelines,
                             "figures": {}}
     if model.sites:
-        data["figures"] = {"sites": figures.sites_figure(model), "callpath": figures.callpath_figure(model)}
+        data["figures"] = {"sites": figures.sites_figure(model)}
         if len(model.scopes) > 1:  # one scope: a single bar says nothing the table does not
             data["figures"]["scopes"] = figures.scopes_figure(model)
+        if any(entry["frames"] for site in model.sites for entry in site.stacks):  # else no Python frames to draw
+            data["figures"]["callpath"] = figures.callpath_figure(model)
     return data
 
 

@@ -50,6 +50,7 @@ class ScopeView:
     count: int
     stall_us: float
     by_site: dict[str, int]
+    named: bool = True  # False for the syncs outside any record_function scope
 
 
 @dataclass(frozen=True)
@@ -143,5 +144,6 @@ def _scope_views(records: tuple[Sync, ...]) -> list[ScopeView]:
     for record in records:
         groups.setdefault(scope_label(record.scope), []).append(record)
     views = [ScopeView(scope=scope, count=len(group), stall_us=float(sum(r.stall_us for r in group)),
-                       by_site=dict(Counter(r.site for r in group))) for scope, group in groups.items()]
+                       by_site=dict(Counter(r.site for r in group)), named=bool(group[0].scope))
+             for scope, group in groups.items()]
     return sorted(views, key=lambda view: natural_key(view.scope))

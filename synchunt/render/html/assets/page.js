@@ -22,6 +22,8 @@
     return sign + v.toFixed(1) + " \u00b5s";
   }
 
+  function plural(count, noun) { return count + " " + noun + (count === 1 ? "" : "s"); }
+
   function stat(key, value) {
     return el("div", { cls: "stat" }, el("div", { cls: "k", text: key }), el("div", { cls: "v", text: String(value) }));
   }
@@ -111,6 +113,11 @@
       var why = el("td", {});
       var fix = el("td", {});
       var ruleCell = el("td", {});
+      if (s.source) {
+        // The site's own line above the rewrites: the reader maps the catalogue's pattern onto their code.
+        fix.appendChild(el("div", { cls: "muted", text: "your line, " + s.source.file.split("/").pop() + ":" + s.source.line }));
+        fix.appendChild(el("pre", { cls: "source", "data-source": "", text: s.source.text }));
+      }
       s.rules.forEach(function (code) {
         var r = rules[code];
         ruleCell.appendChild(el("div", {}, el("b", { text: r.code }), " " + r.name));
@@ -122,9 +129,6 @@
         if (r.example) example.push(el("div", { cls: "muted", text: "instead of" }), el("pre", { text: r.example }));
         if (r.use_instead) example.push(el("div", { cls: "muted", text: "write" }), el("pre", { text: r.use_instead }));
         if (s.source) {
-          // The site's own line next to the rewrite: the reader maps the catalogue's pattern onto their code.
-          fix.appendChild(el("div", { cls: "muted", text: "your line, " + s.source.file.split("/").pop() + ":" + s.source.line }));
-          fix.appendChild(el("pre", { cls: "source", "data-source": "", text: s.source.text }));
           if (r.use_instead) {
             fix.appendChild(el("div", { cls: "muted", text: "rewrite it as" }));
             fix.appendChild(el("pre", { text: r.use_instead }));
@@ -153,15 +157,14 @@
     var box = el("div", {});
     side.model.sites.forEach(function (s) {
       var details = el("details", { open: "" }, el("summary", {}, el("span", { cls: "site", text: s.site }),
-        " \u2014 " + s.count + " syncs, " + (s.stacks.length + s.other_stacks) + " distinct path" +
-        (s.stacks.length + s.other_stacks === 1 ? "" : "s")));
+        " \u2014 " + plural(s.count, "sync") + ", " + plural(s.stacks.length + s.other_stacks, "distinct path")));
       s.stacks.forEach(function (entry) {
         var list = el("ol", { cls: "stack" });
         entry.frames.forEach(function (f, i) {
           list.appendChild(el("li", { cls: i === 0 ? "user" : "", text: f.file + ":" + f.line + "  " + f.function }));
         });
-        details.appendChild(el("div", { cls: "muted", "data-path-op": entry.op_chain }, entry.count +
-          " syncs through this path (innermost frame first), syncing in ", el("code", { text: entry.op_chain }),
+        details.appendChild(el("div", { cls: "muted", "data-path-op": entry.op_chain }, plural(entry.count, "sync") +
+          " through this path (innermost frame first), syncing in ", el("code", { text: entry.op_chain }),
           " (" + entry.rule + "):"));
         details.appendChild(list);
       });
@@ -197,12 +200,24 @@
     section.appendChild(figure(side.key + "-sites", side.figures.sites));
     section.appendChild(siteTable(side));
     section.appendChild(el("h3", { text: "Syncs by scope" }));
-    side.model.sites.forEach(function (s) {
-      section.appendChild(el("p", { cls: "muted" }, el("span", { cls: "site", text: s.site }),
-        ": " + (s.scope_summary.join("; ") || "-")));
-    });
+    if (side.model.scopes.length === 1) {
+      var only = side.model.scopes[0];
+      section.appendChild(el("p", { cls: "muted", "data-note": "one-scope", text: !only.named ?
+        "No record_function scope encloses " + (only.count === 1 ? "the sync." : "any of these syncs.") :
+        (only.count === 1 ? "The sync is" : "All " + only.count + " syncs are") + " in one scope: " + only.scope }));
+    } else {
+      side.model.sites.forEach(function (s) {
+        section.appendChild(el("p", { cls: "muted" }, el("span", { cls: "site", text: s.site }),
+          ": " + (s.scope_summary.join("; ") || "-")));
+      });
+    }
     if (side.figures.scopes) section.appendChild(figure(side.key + "-scopes", side.figures.scopes));
     section.appendChild(el("h3", { text: "Python call paths" }));
+    if (!side.figures.callpath) {
+      section.appendChild(el("p", { cls: "muted", "data-note": "no-stacks", text: "The trace records no Python " +
+        "frames for these syncs: profile with torch.profiler's with_stack=True to see where they come from." }));
+      return section;
+    }
     section.appendChild(el("p", { cls: "muted", text: "Outermost frame at the top, each path's own op and rule at the bottom (blue: your code); click a box to zoom in." }));
     section.appendChild(figure(side.key + "-callpath", side.figures.callpath));
     section.appendChild(stackList(side));
