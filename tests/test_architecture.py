@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "trace": set(),
     "detect": {"rules", "trace"},
     "impact": {"rules", "trace", "detect"},
-    "attribute": {"rules", "trace", "detect", "impact"},
+    "attribute": {"rules", "trace", "detect", "impact", "lint"},  # lint: its matchers find exact lines
     "compare": {"attribute"},
     "report": {"trace", "attribute", "compare"},
     "gate": {"rules", "attribute"},

@@ -11,6 +11,7 @@ import numpy as np
 
 from synchunt.attribute.enrich import attribute, set_aside_calls
 from synchunt.attribute.guard_merge import guard_records, merge_guard
+from synchunt.attribute.lines import exact_lines
 from synchunt.attribute.model import Analysis, Collectives, PartialRead, Sync, TraceInfo
 from synchunt.attribute.sources import split_sources
 from synchunt.detect import Mode, detect
@@ -62,7 +63,7 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
     thread = next((r.thread for r in records if r.thread.name == profiled), None)
     records = merge_guard(records, guard_records(trace.synchunt), trace=str(trace.path), rank=trace.rank,
                           thread=thread, confirmed_only=detection.mode is Mode.CONFIRMED)
-    return Analysis((info,), records, {"mode": mode.value})
+    return Analysis((info,), exact_lines(records, trace), {"mode": mode.value})
 
 
 def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:

@@ -10,20 +10,17 @@ only as data (see ``synchunt.render.html.escape``).
 from __future__ import annotations
 
 import linecache
-import os
 from collections.abc import Iterable
-from typing import Any
 
 from synchunt.attribute import Analysis, SiteSummary
-from synchunt.source_map import SourceMap
+from synchunt.source_map import find_source, source_roots
 
 EXACT_SOURCES = ("exact", "runtime")
-MAX_SOURCE_BYTES = 4 << 20  # a source file, not a data file named .py
 
 
 def site_sources(analysis: Analysis) -> dict[str, str]:
     """Call site label → the stripped text of its line, for the sites whose line could be read."""
-    roots = _roots(info.synchunt for info in analysis.traces)
+    roots = source_roots(info.synchunt for info in analysis.traces)
     found = {}
     for site in analysis.sites:
         text = source_line(site, roots)
@@ -35,30 +32,7 @@ def site_sources(analysis: Analysis) -> dict[str, str]:
 def source_line(site: SiteSummary, roots: Iterable[str] = ()) -> str | None:
     if site.line_source not in EXACT_SOURCES or not site.file or not site.line or site.line < 1:
         return None
-    path = _locate(site.file, roots)
+    path = find_source(site.file, roots)
     if path is None:
         return None
     return linecache.getline(path, site.line).strip() or None
-
-
-def _locate(name: str, roots: Iterable[str]) -> str | None:
-    if not name.endswith(".py") or name.startswith("<"):
-        return None
-    candidates = [name] if os.path.isabs(name) else [*(os.path.join(root, name) for root in roots), name]
-    for candidate in candidates:
-        try:
-            if os.path.isfile(candidate) and os.path.getsize(candidate) <= MAX_SOURCE_BYTES:
-                return os.path.abspath(candidate)
-        except OSError:
-            continue
-    return None
-
-
-def _roots(metadata: Iterable[dict[str, Any]]) -> list[str]:
-    """The folders a capture named its files relative to: the project root, then the search path."""
-    roots: list[str] = []
-    for meta in metadata:
-        sources = SourceMap.from_metadata(meta)
-        if sources is not None:
-            roots += [sources.project_root, *(entry.path for entry in sources.search_path)]
-    return list(dict.fromkeys(roots))
