@@ -66,8 +66,13 @@ def gate_command(
     `synchunt gate traces/*.json.gz --baseline synchunt-baseline.toml`, or profile and gate in one go:
     `synchunt gate --target hicache-dcp --impl sliced --device cpu`.
     """
+    import dataclasses
+
     from synchunt.attribute import analyze
+    from synchunt.config import load_config
     from synchunt.gate import evaluate, load_baseline
+    from synchunt.gate.configured import configured
+    from synchunt.rules import RULES
 
     items = list(traces or [])
     if target is None:
@@ -82,11 +87,14 @@ def gate_command(
     if output is not None:
         inputs += [baseline] if baseline is not None else []
         check_output(output, inputs=[*inputs, *([write_baseline] if write_baseline else [])], force=force)
+    config = load_config(Path.cwd())  # the project's [tool.synchunt], as `synchunt lint` reads it
+    config.check_codes(tuple(rule.code for rule in RULES))
     allow_list = load_baseline(baseline) if baseline is not None else None
     with _trace_paths(items, target, out, small, timeout) as paths:
-        analysis = analyze(paths, mode=mode.value, thread=thread, scope=scope)
+        analysis, not_counted = configured(analyze(paths, mode=mode.value, thread=thread, scope=scope), config)
     result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict, max_idle_us=max_idle_us,
                       allow_partial=allow_partial)
+    result = dataclasses.replace(result, set_aside_by_config=not_counted)
     if write_baseline is not None:
         result = _write_and_regate(result, allow_list, write_baseline, force=force)
     _emit(result, output_format.value, output, inputs, force)
@@ -127,6 +135,8 @@ def _trace_paths(items: list[str], target: str | None, out: Path | None, small: 
 
 def _write_and_regate(result: GateResult, previous: Baseline | None, path: Path, *, force: bool) -> GateResult:
     """Write a baseline for the current syncs (keeping the reasons of the baseline in use), then gate against it."""
+    import dataclasses
+
     from synchunt.cli.output import note
     from synchunt.gate import baseline_from_syncs, evaluate, load_baseline, write_baseline
 
@@ -135,9 +145,9 @@ def _write_and_regate(result: GateResult, previous: Baseline | None, path: Path,
     fresh = load_baseline(written)
     noun = "entry" if len(fresh.entries) == 1 else "entries"
     note(f"baseline: wrote {len(fresh.entries)} {noun} to {written}")
-    return evaluate(result.analysis, max_syncs=result.budget, baseline=fresh, strict=result.strict,
-                    today=result.today, max_idle_us=result.idle_budget_us,
-                    allow_partial=result.allow_partial)
+    again = evaluate(result.analysis, max_syncs=result.budget, baseline=fresh, strict=result.strict,
+                     today=result.today, max_idle_us=result.idle_budget_us, allow_partial=result.allow_partial)
+    return dataclasses.replace(again, set_aside_by_config=result.set_aside_by_config)
 
 
 def _emit(result: GateResult, output_format: str, output: Path | None, inputs: list[Path], force: bool) -> None:
