@@ -22,6 +22,7 @@ from synchunt.report.device import DeviceLanes, device_lanes
 from synchunt.trace import Trace, vocab
 
 DEFAULT_BUDGET = 4000
+MAX_SCOPE_LANES = 16  # the outermost nesting levels of record_function scopes get a lane each
 _OP_CATEGORIES = (vocab.CPU_OP, vocab.RUNTIME)
 SHORT_THREAD = 20  # lane labels: a thread name longer than this is cut (the full name is in every hover)
 SHORT_KIND = 18
@@ -116,7 +117,7 @@ def build_timeline(trace: Trace, analysis: Analysis, *, thread: str | None = Non
         short = _short(name.removeprefix("thread "), SHORT_THREAD)
         here = (events["pid"] == pid).to_numpy() & (events["tid"] == tid).to_numpy()
         thread_syncs = syncs[(syncs["pid"] == pid) & (syncs["tid"] == tid)]
-        for level in sorted(set(scope_level[here & is_scope].tolist())):
+        for level in sorted(set(scope_level[here & is_scope].tolist()))[:MAX_SCOPE_LANES]:
             rows = events[here & is_scope & (scope_level == level)]
             kind = _lane_label(rows["name"].astype(str))
             pieces.append(_bars(rows, lane(f"{name} · {kind}", f"{short} · {_short(kind, SHORT_KIND)}"), "scope",

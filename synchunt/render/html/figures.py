@@ -23,6 +23,7 @@ USER_FRAME_COLOUR = "#8fb3e3"
 IDLE_COLOUR = "#b03a2e"
 DELAY_COLOUR = "#8e6bbf"
 SITE_COLOURS = ["#d9534f", "#5b8bd0", "#f2a65a", "#8e6bbf", "#4cae9b", "#c9a227", "#7f8c8d"]
+STACKED_SITES = 12  # the scope chart stacks the busiest sites; the rest share one segment
 
 
 def sites_figure(model: ReportModel) -> dict[str, Any]:
@@ -70,11 +71,17 @@ def scopes_figure(model: ReportModel) -> dict[str, Any]:
     scopes = model.scopes
     short = _short_scopes([s.scope for s in scopes])
     figure = go.Figure()
-    for number, site in enumerate(model.sites):
-        counts = [scope.by_site.get(site.site, 0) for scope in scopes]
-        figure.add_bar(x=[plotly_text(name) for name in short], y=counts, name=plotly_text(short_site(site)),
+    stacked = model.sites[:STACKED_SITES]
+    series = [(plotly_text(short_site(site)), [scope.by_site.get(site.site, 0) for scope in scopes])
+              for site in stacked]
+    if len(model.sites) > len(stacked):  # one bar segment per site would be a sites × scopes matrix of hovers
+        shown = {site.site for site in stacked}
+        series.append((f"{len(model.sites) - len(stacked)} other sites",
+                       [sum(n for key, n in scope.by_site.items() if key not in shown) for scope in scopes]))
+    for number, (name, counts) in enumerate(series):
+        figure.add_bar(x=[plotly_text(n) for n in short], y=counts, name=name,
                        marker_color=SITE_COLOURS[number % len(SITE_COLOURS)],
-                       hovertext=[f"<b>{plotly_text(scope.scope)}</b><br>{n} from {plotly_text(short_site(site))}"
+                       hovertext=[f"<b>{plotly_text(scope.scope)}</b><br>{n} from {name}"
                                   f"<br>{scope.count} syncs, {format_us(scope.stall_us)} stall in this scope"
                                   for scope, n in zip(scopes, counts, strict=True)],
                        hovertemplate="%{hovertext}<extra></extra>")

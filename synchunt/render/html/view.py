@@ -17,6 +17,11 @@ from synchunt.rules import get_rule
 from synchunt.sites import natural_key, scope_label
 
 MAX_STACKS_PER_SITE = 12  # the most frequent call paths; the rest are counted, not listed
+# A page a browser can open whatever the trace: the most important sites and scopes, and the ends of very deep
+# stacks, are shown; what is left out is counted (the JSON output has everything).
+MAX_SITES = 200
+MAX_SCOPES = 300
+STACK_INNER, STACK_OUTER = 48, 16
 
 
 @dataclass(frozen=True)
@@ -72,10 +77,13 @@ def build_model(analysis: Analysis, sources: dict[str, str] | None = None) -> Re
     members: dict[str, list[Sync]] = {}
     for record in analysis.records:
         members.setdefault(record.site, []).append(record)
-    sites = [_site_view(site, members[site.site], (sources or {}).get(site.site)) for site in analysis.sites]
+    shown = analysis.sites[:MAX_SITES]
+    sites = [_site_view(site, members[site.site], (sources or {}).get(site.site)) for site in shown]
     codes = sorted({code for site in sites for code in site.rules})
-    return ReportModel(header=_header(analysis), sites=sites, scopes=_scope_views(analysis.records),
-                       rules={code: rule_doc(code) for code in codes})
+    scopes, scopes_left_out = _scope_views(analysis.records)
+    header = {**_header(analysis), "sites_left_out": len(analysis.sites) - len(shown),
+              "scopes_left_out": scopes_left_out}
+    return ReportModel(header=header, sites=sites, scopes=scopes, rules={code: rule_doc(code) for code in codes})
 
 
 def rule_doc(code: str) -> dict[str, Any]:
@@ -127,23 +135,33 @@ def _site_view(site: SiteSummary, group: list[Sync], source: str | None) -> Site
         rules=list(site.rules), ops=list(site.ops), op_chains=chains.most_common(),
         scopes={scope_label(k): v for k, v in site.scopes.items()}, scope_summary=compress_scopes(dict(site.scopes)),
         threads=list(site.threads),
-        stacks=[{"frames": [{"file": f, "line": n, "function": fn} for f, n, fn in stack], "count": count,
-                 "op_chain": chain, "rule": rule}
+        stacks=[{"frames": _bounded_frames(stack), "count": count, "op_chain": chain, "rule": rule}
                 for (stack, chain, rule), count in paths.most_common(MAX_STACKS_PER_SITE)],
         other_stacks=max(0, len(paths) - MAX_STACKS_PER_SITE), device_idle_us=site.device_idle_us,
         max_idle_us=site.max_idle_us, collective_delay_us=site.collective_delay_us,
         source=None if source is None else {"file": site.file, "line": site.line, "text": source})
 
 
+def _bounded_frames(stack: tuple[tuple[str, int, str], ...]) -> list[dict[str, Any]]:
+    """The frames of one call path, innermost first; a very deep one keeps both ends and says what it left out."""
+    frames = [{"file": f, "line": n, "function": fn} for f, n, fn in stack]
+    if len(frames) <= STACK_INNER + STACK_OUTER:
+        return frames
+    gap = {"file": "…", "line": 0, "function": f"{len(frames) - STACK_INNER - STACK_OUTER} frames left out"}
+    return [*frames[:STACK_INNER], gap, *frames[-STACK_OUTER:]]
+
+
 def _chain(record: Sync) -> str:
     return " › ".join(record.op_chain) or record.runtime
 
 
-def _scope_views(records: tuple[Sync, ...]) -> list[ScopeView]:
+def _scope_views(records: tuple[Sync, ...]) -> tuple[list[ScopeView], int]:
+    """The scopes with the most syncs (at most ``MAX_SCOPES``, in natural order), and how many were left out."""
     groups: dict[str, list[Sync]] = {}
     for record in records:
         groups.setdefault(scope_label(record.scope), []).append(record)
+    busiest = sorted(groups.items(), key=lambda item: -len(item[1]))[:MAX_SCOPES]
     views = [ScopeView(scope=scope, count=len(group), stall_us=float(sum(r.stall_us for r in group)),
                        by_site=dict(Counter(r.site for r in group)), named=bool(group[0].scope))
-             for scope, group in groups.items()]
-    return sorted(views, key=lambda view: natural_key(view.scope))
+             for scope, group in busiest]
+    return sorted(views, key=lambda view: natural_key(view.scope)), len(groups) - len(busiest)

@@ -87,6 +87,13 @@
         "rank this rank started its next collective (NCCL/RCCL): every peer already inside waited that long." }));
     }
     if (h.set_aside) box.appendChild(el("p", { cls: "muted", "data-note": "set-aside", text: h.set_aside }));
+    if (h.sites_left_out || h.scopes_left_out) {
+      var parts = [];
+      if (h.sites_left_out) parts.push(h.sites_left_out + " call sites with the fewest syncs");
+      if (h.scopes_left_out) parts.push(h.scopes_left_out + " scopes with the fewest syncs");
+      box.appendChild(el("p", { cls: "note", "data-note": "left-out", text: "Not shown on this page: " +
+        parts.join(" and ") + ". The JSON output (--format json) lists every one." }));
+    }
     if (h.latent) {
       box.appendChild(el("p", { cls: "note", text: "Latent: these ops would sync on a GPU. The stall shown is the " +
         "op's CPU time in this trace, not a measured device wait; profile on a GPU to confirm." }));
