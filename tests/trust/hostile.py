@@ -11,6 +11,7 @@ import random
 from collections import defaultdict
 
 import hostile_fam_bytes
+import hostile_fam_contract
 import hostile_fam_fields
 import hostile_fam_files
 import hostile_fam_forged
@@ -23,7 +24,7 @@ from hostile_case import Case
 
 DEFAULT_SEED = 12
 FAMILY_MODULES = (hostile_fam_bytes, hostile_fam_fields, hostile_fam_shapes, hostile_fam_text, hostile_fam_names,
-                  hostile_fam_forged, hostile_fam_files, hostile_fam_lint, hostile_fam_verdict)
+                  hostile_fam_forged, hostile_fam_files, hostile_fam_lint, hostile_fam_verdict, hostile_fam_contract)
 
 
 def all_cases(seed: int = DEFAULT_SEED) -> list[Case]:

@@ -45,7 +45,7 @@ def target_cases() -> list[Case]:
         build = files({"target.py": TARGETS[name]})
         out.append(Case(id=f"no-evidence/target-{name}/gate", family="no-evidence",
                         argv=("gate", "--target", "target.py:fn"), build=build, expect=Expect(exits=REFUSED),
-                        timeout_s=TIMEOUT_S, heavy=name not in ("os-exit", "does-nothing")))
+                        timeout_s=TIMEOUT_S, heavy=name != "os-exit"))
     out.append(Case(id="data-loss/output-is-input/profile-target", family="data-loss",
                     argv=("profile", "target.py:fn", "--no-report", "--out", "traces", "-o", "target.py"),
                     build=files({"target.py": TARGETS["prints"]}), expect=Expect(exits=REFUSED,
@@ -55,5 +55,5 @@ def target_cases() -> list[Case]:
                     argv=("gate", "--target", "target.py:fn", "-o", "target.py"),
                     build=files({"target.py": TARGETS["prints"]}), expect=Expect(exits=REFUSED,
                                                                                   unchanged=("target.py",)),
-                    timeout_s=TIMEOUT_S))
+                    timeout_s=TIMEOUT_S, heavy=True))
     return out

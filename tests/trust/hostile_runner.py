@@ -7,7 +7,6 @@ hangs or grows is the child, never the pool.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
@@ -22,13 +21,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from hostile_case import Case, digest
-from hostile_child import CHILD_ENV, run_child
+from hostile_child import CHILD_ENV, run_child, warm_up
 from hostile_judge import Run, judge
 
 MEMORY_CAP = 1 << 30  # bytes a case may allocate beyond the warm interpreter
 PROCESS_BASE = 512 << 20  # what a fresh interpreter with synchunt and torch imported holds, with room to spare
-_WARM_MODULES = ("synchunt.cli", "synchunt.attribute", "synchunt.report", "synchunt.report.html", "synchunt.gate",
-                 "synchunt.lint")
 
 
 @dataclass
@@ -107,9 +104,7 @@ def _serve(seed: int, root: Path, keep: bool, timeout_scale: float) -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)  # children inherit a clean stdout; the protocol has its own descriptor
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the worker
-    for name in _WARM_MODULES:
-        with contextlib.suppress(ImportError):
-            __import__(name)
+    warm_up(root / "warm", _warm_inputs())
     cases = {case.id: case for case in hostile.all_cases(seed)}
     for number, line in enumerate(sys.stdin):
         case = cases[line.strip()]
@@ -121,6 +116,15 @@ def _serve(seed: int, root: Path, keep: bool, timeout_scale: float) -> None:
         if not keep:
             shutil.rmtree(root / f"c{number}", ignore_errors=True)
         protocol.write(json.dumps(result.as_dict()) + "\n")
+
+
+def _warm_inputs() -> dict[str, bytes]:
+    import hostile_fam_forged
+    import hostile_kineto
+
+    return {"t.json": hostile_kineto.dumps(hostile_kineto.cpu_doc()), "b.toml": hostile_fam_forged.BASELINE.encode(),
+            "saved.json": json.dumps(hostile_fam_forged.analysis_doc()).encode(),
+            "src.py": b"import torch\n\ndef f(x):\n    for i in range(3):\n        v = x.sum().item()\n"}
 
 
 def run_one(case: Case, folder: Path) -> Result:

@@ -17,7 +17,7 @@ from trust_support import CORPUS, SEED
 
 REQUIRED_FAMILIES = {"gzip", "truncation", "byteflip", "types", "numeric", "nesting", "sizes", "encodings", "arrays",
                      "nonregular", "forged-analysis", "baseline", "escapes", "lint", "verdict", "data-loss",
-                     "no-evidence", "targets"}
+                     "no-evidence", "targets", "contract"}
 
 
 def test_the_corpus_is_big_and_covers_every_family():
