@@ -24,7 +24,7 @@ from hostile_case import Case
 
 CHILD_ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1",
              "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-STREAM_LIMIT = 64 << 20  # bytes kept per stream; the rest is read and counted, not kept
+STREAM_LIMIT = 256 << 20  # bytes kept per stream; the rest is read and counted, not kept
 
 
 @dataclass
@@ -152,9 +152,52 @@ def _limit(case: Case, cap: int) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (case.file_size_limit, case.file_size_limit))
 
 
+class _Deadline:
+    """A case's budget is ``timeout`` seconds of CPU; wall time alone only catches a child that is blocked.
+
+    At the wall deadline a child still gaining CPU is starved by a loaded machine, not hung: it gets another second
+    at a time, up to three times the timeout, as long as its CPU stays under the timeout.
+    """
+
+    def __init__(self, pid: int, timeout: float) -> None:
+        now = time.monotonic()
+        self.pid, self.timeout = pid, timeout
+        self.soft, self.hard = now + timeout, now + 3 * timeout
+        self.last_cpu = 0.0
+
+    def left(self) -> float:
+        return self.soft - time.monotonic()
+
+    def expired(self) -> bool:
+        now = time.monotonic()
+        if now < self.soft:
+            return False
+        cpu = _cpu_seconds(self.pid)
+        if now >= self.hard or cpu is None or cpu >= self.timeout:
+            return True
+        progressing, self.last_cpu = cpu - self.last_cpu > 0.05, cpu
+        if progressing:
+            self.soft = now + 1.0
+        return not progressing
+
+    def after_exit(self) -> None:
+        """The child is gone; a grandchild may still hold the pipes, but not for long."""
+        self.soft = self.hard = min(self.soft, time.monotonic() + 2.0)
+        self.timeout = 0.0
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU of a live process, from /proc (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _collect(pid: int, out_r: int, err_r: int, timeout: float) -> Finished:
     """Drain both pipes until the child exits and they close (or the deadline kills its group), then reap it."""
-    deadline = time.monotonic() + timeout
+    deadline = _Deadline(pid, timeout)
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
     kept = {out_r: 0, err_r: 0}
     selector = selectors.DefaultSelector()
@@ -163,13 +206,12 @@ def _collect(pid: int, out_r: int, err_r: int, timeout: float) -> Finished:
     timed_out = False
     reaped: tuple[int, resource.struct_rusage] | None = None
     while selector.get_map() or reaped is None:
-        left = deadline - time.monotonic()
-        if left <= 0:
+        if deadline.expired():
             timed_out = reaped is None
             _kill_group(pid)  # the group still has a member (the child or a grandchild): its id is still ours
             break
         if selector.get_map():
-            for key, _ in selector.select(timeout=min(left, 0.05)):
+            for key, _ in selector.select(timeout=min(max(deadline.left(), 0.0), 0.05)):
                 data = os.read(key.fd, 1 << 16)
                 if not data:
                     selector.unregister(key.fd)
@@ -182,7 +224,7 @@ def _collect(pid: int, out_r: int, err_r: int, timeout: float) -> Finished:
             done, status, rusage = os.wait4(pid, os.WNOHANG)
             if done:
                 reaped = (status, rusage)
-                deadline = min(deadline, time.monotonic() + 2.0)  # a grandchild may hold the pipes: not for long
+                deadline.after_exit()
     selector.close()
     os.close(out_r)
     os.close(err_r)

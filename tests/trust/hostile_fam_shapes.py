@@ -61,7 +61,8 @@ def nesting_cases() -> list[Case]:
         out.append(trace_case(family, f"document-list@{depth}", _deep(depth), "gate-text", heavy=heavy))
     for depth, heavy in ((1_000, False), (10_000, False), (50_000, True)):
         for kind in ("ops", "frames", "scopes"):
-            for command in ("analyze-json", "analyze-text", "report", "gate-github"):
+            for command in ("analyze-json", "report") if heavy else ("analyze-json", "analyze-text", "report",
+                                                                     "gate-github"):
                 out.append(trace_case(family, f"stack-{kind}@{depth}", _stack_file(kind, depth), command,
                                       heavy=heavy, timeout_s=40 if heavy else 20, max_file_bytes=REPORT_BOUND))
     return out
@@ -134,13 +135,13 @@ def size_cases() -> list[Case]:
              ("call-stack-1MB", _long_names(0, 0, stack=1 << 20), True),
              ("names-10KB-all", _long_names(10_000, 10_000, thread=10_000, stack=10_000), False)]
     for label, build, heavy in names:
-        for command in commands:
+        for command in commands[:3] if heavy else commands:  # the big ones: text, JSON and HTML
             out.append(trace_case(family, label, build, command, heavy=heavy, timeout_s=30 if heavy else 15,
                                   max_file_bytes=REPORT_BOUND))
     for kind, light, full in (("scopes", 1_000, 100_000), ("threads", 200, 10_000), ("sites", 300, 20_000),
                               ("metadata", 5_000, 200_000), ("plain-ops", 20_000, 400_000)):
         for count, heavy in ((light, False), (full, True)):
-            for command in commands:
+            for command in commands[:3] if heavy else commands:
                 out.append(trace_case(family, f"many-{kind}@{count}", _many(kind, count), command, heavy=heavy,
                                       timeout_s=60 if heavy else 20, max_file_bytes=REPORT_BOUND))
     return out
