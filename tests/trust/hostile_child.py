@@ -32,6 +32,7 @@ class Finished:
     status: int
     rusage: resource.struct_rusage
     timed_out: bool
+    why: str  # why the deadline killed it
     stdout: bytes
     stderr: bytes
 
@@ -164,6 +165,7 @@ class _Deadline:
         self.pid, self.timeout = pid, timeout
         self.soft, self.hard = now + timeout, now + 3 * timeout
         self.last_cpu = 0.0
+        self.reason = ""
 
     def left(self) -> float:
         return self.soft - time.monotonic()
@@ -173,11 +175,19 @@ class _Deadline:
         if now < self.soft:
             return False
         cpu = _cpu_seconds(self.pid)
-        if now >= self.hard or cpu is None or cpu >= self.timeout:
+        if cpu is None:
+            return True
+        if cpu >= self.timeout:
+            self.reason = f"used its {self.timeout:g} s of CPU"
+            return True
+        if now >= self.hard:
+            self.reason = f"starved: {cpu:.1f} s of CPU in {3 * self.timeout:g} s"
             return True
         progressing, self.last_cpu = cpu - self.last_cpu > 0.05, cpu
         if progressing:
             self.soft = now + 1.0
+        else:
+            self.reason = f"blocked: no CPU for 1 s after {cpu:.1f} s of CPU"
         return not progressing
 
     def after_exit(self) -> None:
@@ -231,8 +241,8 @@ def _collect(pid: int, out_r: int, err_r: int, timeout: float) -> Finished:
     if reaped is None:
         _, status, rusage = os.wait4(pid, 0)
         reaped = (status, rusage)
-    return Finished(status=reaped[0], rusage=reaped[1], timed_out=timed_out, stdout=b"".join(chunks[out_r]),
-                    stderr=b"".join(chunks[err_r]))
+    return Finished(status=reaped[0], rusage=reaped[1], timed_out=timed_out, why=deadline.reason,
+                    stdout=b"".join(chunks[out_r]), stderr=b"".join(chunks[err_r]))
 
 
 def _kill_group(pid: int) -> None:

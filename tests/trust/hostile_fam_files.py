@@ -19,7 +19,7 @@ from hostile_case import ANY_EXIT, REFUSED, Builder, Case, Expect, chain, files
 TRACE = k.dumps(k.cpu_doc())
 OTHER = k.dumps(k.gpu_doc())
 OLD = b"precious bytes the user wrote\n"
-SOURCE = "def f(x, m):\n    for i in range(3):\n        y = x[m]\n    return y\n"
+SOURCE = "import torch\n\ndef f(x):\n    for i in range(3):\n        v = x.sum().item()\n    return v\n"  # a finding
 
 
 def cases(rng: random.Random) -> list[Case]:

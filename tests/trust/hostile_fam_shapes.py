@@ -64,7 +64,7 @@ def nesting_cases() -> list[Case]:
             for command in ("analyze-json", "report") if heavy else ("analyze-json", "analyze-text", "report",
                                                                      "gate-github"):
                 out.append(trace_case(family, f"stack-{kind}@{depth}", _stack_file(kind, depth), command,
-                                      heavy=heavy, timeout_s=40 if heavy else 20, max_file_bytes=REPORT_BOUND))
+                                      heavy=heavy, timeout_s=30 if heavy else 20, max_file_bytes=REPORT_BOUND))
     return out
 
 
@@ -143,5 +143,5 @@ def size_cases() -> list[Case]:
         for count, heavy in ((light, False), (full, True)):
             for command in commands[:3] if heavy else commands:
                 out.append(trace_case(family, f"many-{kind}@{count}", _many(kind, count), command, heavy=heavy,
-                                      timeout_s=60 if heavy else 20, max_file_bytes=REPORT_BOUND))
+                                      timeout_s=30 if heavy else 20, max_file_bytes=REPORT_BOUND))
     return out

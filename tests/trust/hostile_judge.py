@@ -39,6 +39,7 @@ class Run:
     exit_code: int | None  # None when killed by a signal
     signal: int | None
     timed_out: bool
+    why: str
     wall_s: float
     cpu_s: float
     peak_rss_mb: float
@@ -55,7 +56,7 @@ def judge(case: Case, run: Run) -> tuple[str, str]:
     out = run.stdout.decode("utf-8", "surrogateescape")  # keeps a raw C1 byte visible to the control check
     err = run.stderr.decode("utf-8", "surrogateescape")
     if run.timed_out:
-        return HANG, f"no exit within {run.wall_s:.0f} s ({run.cpu_s:.1f} s of CPU: {_busy(run)})"
+        return HANG, f"no exit after {run.wall_s:.0f} s ({run.why or f'{run.cpu_s:.1f} s of CPU'})"
     if _out_of_memory(run, err):
         return MEMORY, f"peak RSS {run.peak_rss_mb:.0f} MB (cap {run.memory_cap_mb:.0f} MB): {_last_line(err)}"
     if "Traceback (most recent call last)" in err or "Traceback (most recent call last)" in out:
@@ -224,10 +225,6 @@ def _out_of_memory(run: Run, err: str) -> bool:
         return True
     near_cap = run.peak_rss_mb > run.memory_cap_mb - 512
     return near_cap and (bool(_MEMORY_WORDS.search(err)) or run.exit_code is None)
-
-
-def _busy(run: Run) -> str:
-    return "working" if run.cpu_s > 0.5 * run.wall_s else "blocked or starved of CPU"
 
 
 def _last_line(text: str) -> str:

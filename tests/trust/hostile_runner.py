@@ -143,6 +143,7 @@ def run_one(case: Case, folder: Path) -> Result:
     status = finished.status
     run = Run(exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
               signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None, timed_out=finished.timed_out,
+              why=finished.why,
               wall_s=wall, cpu_s=finished.rusage.ru_utime + finished.rusage.ru_stime,
               peak_rss_mb=finished.rusage.ru_maxrss / 1024, memory_cap_mb=rss_cap_mb,
               stdout=finished.stdout, stderr=finished.stderr,

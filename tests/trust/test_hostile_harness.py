@@ -61,7 +61,7 @@ def test_the_salvage_oracle_counts_whole_events_only():
 
 
 def _run(exit_code=0, stdout=b"", stderr=b"", **changes) -> Run:
-    values = {"exit_code": exit_code, "signal": None, "timed_out": False, "wall_s": 0.1, "cpu_s": 0.1,
+    values = {"exit_code": exit_code, "signal": None, "timed_out": False, "why": "", "wall_s": 0.1, "cpu_s": 0.1,
               "peak_rss_mb": 200.0, "memory_cap_mb": 1224.0, "stdout": stdout, "stderr": stderr}
     return Run(**{**values, **changes})
 
@@ -123,9 +123,14 @@ def _python(code: str, **case) -> Case:
                 program=(), **case)
 
 
-def test_the_child_is_killed_on_its_deadline(tmp_path):
+def test_a_blocked_child_is_killed_on_its_deadline(tmp_path):
     result = run_one(_python("import time; time.sleep(30)", timeout_s=1.0), tmp_path / "c")
-    assert result.kind == "hang" and result.wall_s < 10
+    assert result.kind == "hang" and "blocked" in result.detail and result.wall_s < 10
+
+
+def test_a_busy_child_is_killed_when_its_cpu_is_spent(tmp_path):
+    result = run_one(_python("while True: pass", timeout_s=1.0), tmp_path / "c")
+    assert result.kind == "hang" and ("CPU" in result.detail) and result.wall_s < 10
 
 
 def test_the_child_memory_is_capped(tmp_path):
