@@ -24,7 +24,8 @@ from hostile_case import Case
 
 CHILD_ENV = {"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1",
              "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-STREAM_LIMIT = 256 << 20  # bytes kept per stream; the rest is read and counted, not kept
+STREAM_LIMIT = 256 << 20
+BLOCKED_WINDOWS = 3  # bytes kept per stream; the rest is read and counted, not kept
 
 
 @dataclass
@@ -157,7 +158,9 @@ class _Deadline:
     """A case's budget is ``timeout`` seconds of CPU; wall time alone only catches a child that is blocked.
 
     At the wall deadline a child still gaining CPU is starved by a loaded machine, not hung: it gets another second
-    at a time, up to three times the timeout, as long as its CPU stays under the timeout.
+    at a time, up to three times the timeout, as long as its CPU stays under the timeout. One that gains no CPU for
+    :data:`BLOCKED_WINDOWS` seconds in a row is blocked (a FIFO, a lock); one quiet second proves nothing on a
+    loaded machine.
     """
 
     def __init__(self, pid: int, timeout: float) -> None:
@@ -165,6 +168,7 @@ class _Deadline:
         self.pid, self.timeout = pid, timeout
         self.soft, self.hard = now + timeout, now + 3 * timeout
         self.last_cpu = 0.0
+        self.quiet = 0  # seconds past the deadline without CPU progress
         self.reason = ""
 
     def left(self) -> float:
@@ -184,11 +188,12 @@ class _Deadline:
             self.reason = f"starved: {cpu:.1f} s of CPU in {3 * self.timeout:g} s"
             return True
         progressing, self.last_cpu = cpu - self.last_cpu > 0.05, cpu
-        if progressing:
-            self.soft = now + 1.0
-        else:
-            self.reason = f"blocked: no CPU for 1 s after {cpu:.1f} s of CPU"
-        return not progressing
+        self.quiet = 0 if progressing else self.quiet + 1
+        if self.quiet >= BLOCKED_WINDOWS:
+            self.reason = f"blocked: no CPU for {self.quiet} s after {cpu:.1f} s of CPU"
+            return True
+        self.soft = now + 1.0
+        return False
 
     def after_exit(self) -> None:
         """The child is gone; a grandchild may still hold the pipes, but not for long."""

@@ -43,9 +43,13 @@ def _symlink(name: str, target: str) -> Builder:
 
 def _socket(name: str) -> Builder:
     def build(folder: Path) -> None:
-        sock = socket.socket(socket.AF_UNIX)
-        sock.bind(str(folder / name))
-        sock.close()
+        here = os.getcwd()
+        os.chdir(folder)  # bind a relative name: a socket's path is limited to 108 bytes
+        try:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.bind(name)
+        finally:
+            os.chdir(here)
     return build
 
 

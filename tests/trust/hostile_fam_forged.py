@@ -135,12 +135,13 @@ def _document_forgeries(family: str) -> list[Case]:
         "many-syncs": _saved(many), "truncated": _saved(analysis_doc())[:300],
         "deep-filters": b'{"schema": "synchunt.analysis/1", "filters": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
     }
+    big = ("stack-deep", "many-syncs", "deep-filters")  # a few MB each: 10 s of CPU is plenty for a fixed reader
     out = []
     for label, data in forgeries.items():
         for command in ("analyze-json", "gate-sarif", "report", "analyze-text"):
             exits = REFUSED if label.startswith(("schema", "traces-", "syncs-", "truncated")) else ANY_EXIT
             out.append(trace_case(family, label, data, command, filename="saved.json", exits=exits,
-                                  timeout_s=20))
+                                  timeout_s=10, heavy=label in big))
     out.append(trace_case(family, "round-trip", _saved(analysis_doc()), "analyze-json", filename="saved.json",
                           exits=frozenset({0}), verdict=k.CPU_VERDICT))
     out.append(trace_case(family, "round-trip", _saved(analysis_doc()), "gate-text", filename="saved.json",

@@ -36,6 +36,7 @@ class Result:
     detail: str
     exit_code: int | None
     wall_s: float
+    cpu_s: float
     peak_rss_mb: float
     stderr_tail: str
 
@@ -112,7 +113,8 @@ def _serve(seed: int, root: Path, keep: bool, timeout_scale: float) -> None:
         try:
             result = run_one(case, root / f"c{number}")
         except Exception:  # a harness bug must not look like a product failure
-            result = Result(case.id, case.family, "harness error", traceback.format_exc()[-500:], None, 0.0, 0.0, "")
+            result = Result(case.id, case.family, "harness error", traceback.format_exc()[-500:], None, 0.0, 0.0, 0.0,
+                            "")
         if not keep:
             shutil.rmtree(root / f"c{number}", ignore_errors=True)
         protocol.write(json.dumps(result.as_dict()) + "\n")
@@ -156,7 +158,8 @@ def run_one(case: Case, folder: Path) -> Result:
     (folder / "stderr").write_bytes(run.stderr)
     (folder / "case.txt").write_text(f"{case.id}\nsynchunt {' '.join(case.argv)!r}\n{kind}: {detail}\n")
     tail = run.stderr.decode("utf-8", "replace")[-300:]
-    return Result(case.id, case.family, kind, detail, run.exit_code, round(wall, 3), round(run.peak_rss_mb, 1), tail)
+    return Result(case.id, case.family, kind, detail, run.exit_code, round(wall, 3), round(run.cpu_s, 3),
+                  round(run.peak_rss_mb, 1), tail)
 
 
 def _status_bytes(field: str) -> int:

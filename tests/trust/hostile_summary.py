@@ -40,7 +40,7 @@ def summarize(results: list[Result], *, seed: int, elapsed_s: float | None = Non
         lines += ["", "First failing case of each kind:", ""]
     for kind, result in first.items():
         lines.append(f"- **{kind}** `{result.id}` (exit {result.exit_code}, {result.wall_s:.1f} s, "
-                     f"{result.peak_rss_mb:.0f} MB): {result.detail}")
+                     f"{result.cpu_s:.1f} s CPU, {result.peak_rss_mb:.0f} MB): {result.detail}")
         lines.append(f"  reproduce: `python scripts/hostile_corpus.py --seed {seed} --case '{result.id}' --keep`")
     return "\n".join(lines)
 

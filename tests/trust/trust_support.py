@@ -12,6 +12,7 @@ CORPUS = {case.id: case for case in hostile.all_cases(SEED)}
 
 def explain(result: Result) -> str:
     """The assertion message of a failed case: what broke and how to rerun it alone."""
-    return (f"{result.kind}: {result.detail}\n  exit {result.exit_code}, {result.wall_s:.1f} s, "
+    return (f"{result.kind}: {result.detail}\n  exit {result.exit_code}, {result.wall_s:.1f} s "
+            f"({result.cpu_s:.1f} s CPU), "
             f"{result.peak_rss_mb:.0f} MB peak RSS\n  stderr: {result.stderr_tail[-200:]!r}\n  reproduce: "
             f"python scripts/hostile_corpus.py --seed {SEED} --case '{result.id}' --keep")
