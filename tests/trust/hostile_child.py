@@ -166,7 +166,7 @@ class _Deadline:
     def __init__(self, pid: int, timeout: float) -> None:
         now = time.monotonic()
         self.pid, self.timeout = pid, timeout
-        self.soft, self.hard = now + timeout, now + 3 * timeout
+        self.start, self.soft, self.hard = now, now + timeout, now + 3 * timeout + BLOCKED_WINDOWS
         self.last_cpu = 0.0
         self.quiet = 0  # seconds past the deadline without CPU progress
         self.reason = ""
@@ -185,7 +185,7 @@ class _Deadline:
             self.reason = f"used its {self.timeout:g} s of CPU"
             return True
         if now >= self.hard:
-            self.reason = f"starved: {cpu:.1f} s of CPU in {3 * self.timeout:g} s"
+            self.reason = f"starved: {cpu:.1f} s of CPU in {now - self.start:.0f} s"
             return True
         progressing, self.last_cpu = cpu - self.last_cpu > 0.05, cpu
         self.quiet = 0 if progressing else self.quiet + 1
