@@ -89,7 +89,7 @@ def decode(raw: bytes) -> Analysis:
 
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     """``/1`` → ``/2``: a call site with no file becomes ``null``; v1 had no line source (its lines were the
-    functions' first lines)."""
+    functions' first lines) and no measured impact."""
     if not isinstance(data.get("syncs"), list):
         return data  # validation will name the field
     syncs = []
@@ -101,7 +101,9 @@ def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(site, dict):
             site = None if not site.get("file") else {**site, "line": site.get("line") or 0, "def_line":
                                                       site.get("line"), "line_source": "def"}
-        syncs.append({**sync, "call_site": site})
+        # v1 named the waited-on work in one string; /2 measures it (impact), which a v1 file cannot supply.
+        upgraded = {key: value for key, value in sync.items() if key != "waited_on"}
+        syncs.append({"impact": None, **upgraded, "call_site": site})
     sites = []
     for site in data.get("call_sites") or []:
         if isinstance(site, dict):

@@ -155,6 +155,8 @@ def _emit(result: GateResult, output_format: str, output: Path | None, inputs: l
     from synchunt.render.gate.headline import gate_headline
 
     emit(GATE_FORMATS, output_format, result, output, inputs=inputs, force=force)
-    if GATE_FORMATS.get(output_format).machine or output is not None:
+    if result.missing_evidence:  # exit 2, like any unusable input: one error line on stderr, whatever the format
+        note("error: " + gate_headline(result).removeprefix("gate: "))
+    elif GATE_FORMATS.get(output_format).machine or output is not None:
         # The document may be on stdout for a tool to parse; the verdict goes to stderr for the log reader.
         note(gate_headline(result))
