@@ -91,8 +91,9 @@ class ByteStream:
             for block in blocks:
                 self.bytes_read += len(block)
                 if self.bytes_read > self.max_bytes:
-                    raise TraceError(f"{self.path}: more than {self.max_bytes / (1 << 30):.1f} GiB of trace data "
-                                     f"(raise max_bytes to read it)")
+                    raise TraceError(f"{self.path}: more than {_size(self.max_bytes)} of trace data once "
+                                     "decompressed (raise the cap to read it: --max-trace-bytes, or "
+                                     "LoadOptions.max_bytes)")
                 yield block
         finally:
             self.close()
@@ -144,3 +145,12 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The whole uncompressed trace, as far as it goes (decoding streams instead; a head check wants
     `head_bytes`)."""
     return b"".join(ByteStream(Path(path), max_bytes=max_bytes))
+
+
+
+def _size(count: int) -> str:
+    """``1,000,000 bytes (976.6 KiB)``: the exact cap, and its size in a unit people read."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count:,} bytes ({count / scale:.1f} {unit})"
+    return f"{count:,} bytes"
