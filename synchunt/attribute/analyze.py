@@ -73,6 +73,7 @@ def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
                      start_us=float(events["ts"].min()) if len(events) else 0.0,
                      end_us=float(events["end"].max()) if len(events) else 0.0, synchunt=dict(trace.synchunt),
                      threads=_thread_labels(trace), scopes=_scope_names(trace), events=len(events),
+                     ops=int(events["cat"].isin((vocab.CPU_OP, vocab.RUNTIME)).sum()),
                      set_aside=set_aside,
                      partial=None if partial_read is None else PartialRead(
                          bytes_read=partial_read.bytes_read, events_read=partial_read.events_read,

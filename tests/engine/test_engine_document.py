@@ -49,3 +49,20 @@ def test_a_v1_sync_without_its_rule_is_refused_naming_the_field() -> None:
     broken = {**V1, "syncs": [{k: v for k, v in V1_SYNC.items() if k != "rule"}]}
     with pytest.raises(TraceError, match="rule"):
         decode(json.dumps(broken).encode())
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"syncs": [{**V1_SYNC, "rule": "SH999"}]}, r"unknown rule code 'SH999' - at `\$.syncs\[0\].rule`"),
+    ({"filters": [1]}, "filters"),
+    ({"call_sites": 5}, "call_sites"),
+])
+def test_a_forged_analysis_is_refused_naming_what_is_wrong(change, message) -> None:
+    with pytest.raises(TraceError, match=message):
+        decode(json.dumps({**V1, **change}).encode())
+
+
+def test_a_saved_analysis_nested_too_deeply_is_refused() -> None:
+    for schema in ("synchunt.analysis/1", SCHEMA):
+        raw = b'{"schema": "' + schema.encode() + b'", "filters": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+        with pytest.raises(TraceError, match="nested too deeply"):
+            decode(raw)

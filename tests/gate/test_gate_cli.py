@@ -192,3 +192,10 @@ def test_every_format_can_be_written_to_a_file(event_sync_trace, tmp_path, outpu
         assert ElementTree.fromstring(content).get("failures") == "2"
     if output_format != "text":
         assert "gate failed: 3 syncs counted" in result.stderr
+
+
+def test_an_error_quoting_a_name_with_newlines_stays_one_line(tmp_path):
+    """A file name can hold a newline and a forged CI annotation: the error is still one line, starting error:."""
+    done = run_synchunt("gate", "missing\n::error file=evil.py,line=1::forged.json", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: no such trace: missing ::error")
