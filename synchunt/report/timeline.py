@@ -24,6 +24,7 @@ from synchunt.trace import Trace, vocab
 DEFAULT_BUDGET = 4000
 MAX_SCOPE_LANES = 16  # the outermost nesting levels of record_function scopes get a lane each
 MAX_THREADS = 12  # host threads drawn (those with the most syncs); a lane set per thread
+MAX_MARKED = 2000  # syncs marked (the longest stalls); a browser draws that many markers, not 100,000
 _OP_CATEGORIES = (vocab.CPU_OP, vocab.RUNTIME)
 SHORT_THREAD = 20  # lane labels: a thread name longer than this is cut (the full name is in every hover)
 SHORT_KIND = 18
@@ -50,6 +51,7 @@ class Timeline:
     stream_lanes: int = 0
     threads: int = 0  # host threads with syncs
     thread_lanes: int = 0  # ... of which drawn
+    syncs_total: int = 0  # syncs on the threads drawn (``syncs`` holds those marked)
 
     @property
     def decimated(self) -> bool:
@@ -74,7 +76,10 @@ class Timeline:
     def note(self) -> str:
         parts = [f"all {self.total} scope and op events shown" if self.shown == self.total else
                  f"decimated: {self.shown} of {self.total} scope and op events shown (the longest, and every one "
-                 f"enclosing a sync); all {len(self.syncs)} syncs shown"]
+                 f"enclosing a marked sync); all {len(self.syncs)} syncs shown"]
+        if len(self.syncs) < self.syncs_total:
+            parts[0] = parts[0].removesuffix(f"; all {len(self.syncs)} syncs shown")
+            parts.append(f"{len(self.syncs)} of {self.syncs_total} syncs marked (the longest stalls)")
         if self.device_total:
             parts.append(f"all {self.device_total} device activities shown" if self.device_shown == self.device_total
                          else f"{self.device_shown} of {self.device_total} device activities shown (the longest, and "
@@ -98,6 +103,10 @@ def build_timeline(trace: Trace, analysis: Analysis, *, thread: str | None = Non
     syncs = analysis.syncs[mine].assign(record=pd.Series(records, index=analysis.syncs.index[mine], dtype=object))
     lanes_of, threads = _relevant_threads(trace, syncs, thread)
     syncs = syncs[pd.Series(list(zip(syncs["pid"], syncs["tid"], strict=True)), index=syncs.index).isin(lanes_of)]
+    syncs_total = len(syncs)
+    if syncs_total > MAX_MARKED:
+        syncs = syncs.loc[syncs["stall_us"].sort_values(ascending=False, kind="stable").index[:MAX_MARKED]]
+        syncs = syncs.sort_index()
     relevant = np.zeros(len(events), dtype=bool)
     for pid, tid in lanes_of:
         relevant |= (events["pid"] == pid).to_numpy() & (events["tid"] == tid).to_numpy()
@@ -143,7 +152,7 @@ def build_timeline(trace: Trace, analysis: Analysis, *, thread: str | None = Non
                     bars=pd.concat([bars, device_bars], ignore_index=True), gaps=device.gaps, syncs=marks,
                     shown=len(bars), total=total, device_shown=len(device_bars), device_total=device.total,
                     streams=device.streams, stream_lanes=len(device.lanes), threads=threads,
-                    thread_lanes=len(lanes_of) if threads else 0)
+                    thread_lanes=len(lanes_of) if threads else 0, syncs_total=syncs_total)
 
 
 def _relevant_threads(trace: Trace, syncs: pd.DataFrame,

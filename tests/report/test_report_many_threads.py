@@ -52,3 +52,16 @@ def test_the_terminal_summary_lists_the_busiest_sites_and_counts_the_rest(tmp_pa
     assert f"… and {SITES - MAX_SITES} more call sites" in text and "--format json or csv lists every one" in text
     listed = [site.site for site in analysis.sites[:MAX_SITES]]
     assert all(site in text for site in listed[:3]) and analysis.sites[-1].site not in text
+
+
+def test_the_timeline_marks_the_longest_stalls_when_there_are_too_many_to_draw(tmp_path: Path, monkeypatch) -> None:
+    from synchunt.report import timeline as module
+
+    monkeypatch.setattr(module, "MAX_MARKED", 5)
+    trace = _wide_trace(tmp_path / "wide.json")
+    analysis = analyze(trace)
+    timeline = build_timeline(load_trace(trace), analysis)
+    assert len(timeline.syncs) == 5 and timeline.syncs_total == sum(range(THREADS - MAX_THREADS + 1, THREADS + 1))
+    assert f"5 of {timeline.syncs_total} syncs marked (the longest stalls)" in timeline.note()
+    drawn_stalls = sorted(timeline.syncs["stall_us"], reverse=True)
+    assert drawn_stalls == sorted(analysis.syncs["stall_us"], reverse=True)[:5]
