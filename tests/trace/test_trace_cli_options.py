@@ -29,7 +29,7 @@ def test_workers_and_cache_give_the_same_analysis(tmp_path):
     cached = _run(folder, "--workers", "2", "--cache-dir", cache, "--thread", "thread 1")
     assert [t["rank"] for t in plain["traces"]] == [0, 1, 2]
     assert pooled == plain and plain["summary"]["syncs"] == 3 * 5
-    assert len(list(cache.glob("*.parquet"))) == 3
+    assert len(list(cache.glob("*.columns"))) == 3
     assert cached["filters"]["thread"] == "thread 1" and cached["summary"]["syncs"] < plain["summary"]["syncs"]
 
 

@@ -1,0 +1,116 @@
+"""The complete events of a trace as numpy columns, without pandas.
+
+Detection and attribution read these arrays directly; ``Trace.events`` (a pandas DataFrame) is built from them
+only when asked for, so analysing a trace never imports pandas. Numbers and ids are arrays; strings and raw
+arguments are codes (int32, -1: missing) into a vocabulary of distinct values, each stored once. A column may
+arrive narrower than its canonical dtype (the cache stores ids as int32 where they fit): it is widened on first
+read, so every reader sees the dtypes below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+FLOATS = ("ts", "dur", "end")
+INTS = ("correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes", "parent", "depth")
+IDS = ("pid", "tid")  # int64, or object when some id is a string
+CODED = ("name", "cat", "sync_kind", "input_types", "concrete_inputs", "call_stack")
+# The DataFrame's column order.
+FRAME_COLUMNS = ("name", "cat", "pid", "tid", "ts", "dur", "end", "correlation", "external_id", "python_id",
+                 "python_parent_id", "stream", "bytes", "sync_kind", "input_types", "concrete_inputs", "call_stack",
+                 "parent", "depth")
+
+
+@dataclass(frozen=True, eq=False)
+class CodedColumn:
+    """``codes`` (int32, -1: missing) into ``vocabulary`` (an object array of distinct values)."""
+
+    codes: np.ndarray
+    vocabulary: np.ndarray
+
+    def values(self) -> np.ndarray:
+        """Each row's value, NaN where missing (what pandas' ``Categorical.to_numpy()`` gives)."""
+        return np.append(self.vocabulary, np.nan)[self.codes]
+
+    def strings(self) -> np.ndarray:
+        """Each row's value as ``str`` ("nan" where missing, as ``astype(str)`` gives)."""
+        texts = np.array([str(v) for v in self.vocabulary] + ["nan"], dtype=object)
+        return texts[self.codes]
+
+
+def vocabulary_array(values: Iterable[Any]) -> np.ndarray:
+    """An object array of the values as they are (tuples and lists stay elements)."""
+    items = list(values)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+class EventTable:
+    """The events' columns by name; ``array`` for numbers and ids, ``coded`` for strings and raw arguments."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray | Callable[[], np.ndarray]],
+                 coded: Mapping[str, CodedColumn | Callable[[], CodedColumn]], rows: int):
+        self._arrays = dict(arrays)
+        self._coded = dict(coded)
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def array(self, key: str) -> np.ndarray:
+        value = self._arrays[key]
+        if callable(value):
+            value = value()
+        canonical = np.float64 if key in FLOATS else None if key in IDS and value.dtype == object else np.int64
+        if canonical is not None and value.dtype != canonical:
+            value = value.astype(canonical)
+        self._arrays[key] = value
+        return value
+
+    def coded(self, key: str) -> CodedColumn:
+        value = self._coded[key]
+        if callable(value):
+            value = value()
+        if value.codes.dtype != np.int32:
+            value = CodedColumn(value.codes.astype(np.int32), value.vocabulary)
+        self._coded[key] = value
+        return value
+
+    def codes_of(self, key: str, wanted: Iterable[Any]) -> np.ndarray:
+        """The codes of ``wanted`` values in a coded column (values the trace does not have are left out)."""
+        wanted_set = set(wanted)
+        return np.array([i for i, v in enumerate(self.coded(key).vocabulary.tolist()) if v in wanted_set],
+                        dtype=np.int32)
+
+    def is_in(self, key: str, wanted: Iterable[Any]) -> np.ndarray:
+        """Whether each row's value of a coded column is one of ``wanted``."""
+        return np.isin(self.coded(key).codes, self.codes_of(key, wanted))
+
+    def is_value(self, key: str, wanted: Any) -> np.ndarray:
+        return self.is_in(key, (wanted,))
+
+    def to_frame(self) -> Any:
+        """The columns as a pandas DataFrame (categorical strings), in `FRAME_COLUMNS` order."""
+        import pandas as pd
+
+        data: dict[str, Any] = {}
+        for key in FRAME_COLUMNS:
+            if key in CODED:
+                column = self.coded(key)
+                categories = pd.Index(column.vocabulary, dtype=object)
+                data[key] = pd.Categorical.from_codes(column.codes, categories=categories, validate=False)
+            else:
+                data[key] = self.array(key)
+        return pd.DataFrame(data, copy=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"arrays": {k: self.array(k) for k in self._arrays}, "coded": {k: self.coded(k) for k in self._coded},
+                "rows": self.rows}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._arrays, self._coded, self.rows = state["arrays"], state["coded"], state["rows"]
