@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 
+import numpy as np
+
 from synchunt.attribute.enrich import attribute, set_aside_calls
 from synchunt.attribute.guard_merge import guard_records, merge_guard
 from synchunt.attribute.model import Analysis, PartialRead, TraceInfo
@@ -13,7 +15,7 @@ from synchunt.attribute.sources import split_sources
 from synchunt.detect import Mode, detect
 from synchunt.errors import UsageError
 from synchunt.sites import PROFILER_STEP, FrameFilter
-from synchunt.trace import LoadOptions, Trace, map_traces, vocab
+from synchunt.trace import LoadOptions, Trace, host_lanes, map_traces, vocab
 
 Source = Trace | Analysis | str | Path
 
@@ -61,12 +63,12 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
 
 
 def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
-    events = trace.events
+    events = len(trace)
     partial_read = getattr(trace, "partial", None)
     return TraceInfo(path=str(trace.path), rank=trace.rank, device_activity=trace.device_activity, mode=mode,
-                     start_us=float(events["ts"].min()) if len(events) else 0.0,
-                     end_us=float(events["end"].max()) if len(events) else 0.0, synchunt=dict(trace.synchunt),
-                     threads=_thread_labels(trace), scopes=_scope_names(trace), events=len(events),
+                     start_us=float(trace.column("ts").min()) if events else 0.0,
+                     end_us=float(trace.column("end").max()) if events else 0.0, synchunt=dict(trace.synchunt),
+                     threads=_thread_labels(trace), scopes=_scope_names(trace), events=events,
                      set_aside=set_aside,
                      partial=None if partial_read is None else PartialRead(
                          bytes_read=partial_read.bytes_read, events_read=partial_read.events_read,
@@ -88,16 +90,14 @@ def filter_analysis(analysis: Analysis, *, thread: str | None = None, scope: str
 
 
 def _thread_labels(trace: Trace) -> tuple[str, ...]:
-    host = trace.events["cat"].isin(vocab.HOST_CATEGORIES)
     # Only threads with events: a name from metadata alone would let a filter select nothing and pass.
-    labels = {str(t) for t in trace.events.loc[host, "tid"].unique()}
-    labels |= {str(trace.thread_name(p, t)) for p, t in trace.events.loc[host, ["pid", "tid"]].drop_duplicates()
-               .itertuples(index=False)}
+    lanes = host_lanes(trace)
+    labels = {str(t) for _, t in lanes} | {str(trace.thread_name(p, t)) for p, t in lanes}
     return tuple(sorted(labels))
 
 
 def _scope_names(trace: Trace) -> tuple[str, ...]:
-    names = trace.events.loc[trace.events["cat"] == vocab.USER_ANNOTATION, "name"].astype(str).unique()
+    names = [str(n) for n in trace.names[np.unique(trace.name_codes[trace.in_categories((vocab.USER_ANNOTATION,))])]]
     return tuple(sorted(n for n in names if not PROFILER_STEP.match(n)))
 
 

@@ -15,11 +15,9 @@ from synchunt.trace.tree import ancestors
 
 def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> tuple[Sync, ...]:
     """One record per detected sync, with everything a reader needs to find and judge it."""
-    events = trace.events
-    names = events["name"].astype(str).to_numpy(dtype=object)
-    cats = events["cat"].astype(str).to_numpy(dtype=object)
-    parent = events["parent"].to_numpy()
-    call_stacks = events["call_stack"].to_numpy()
+    names, cats = trace.strings("name"), trace.strings("cat")
+    parent = trace.column("parent")
+    call_stacks = trace.values("call_stack")
     impacts = measure(trace, detection)
     frame_filter = frame_filter.for_trace(trace.synchunt)  # decide by where the capture saw each file live
     thread = functools.cache(lambda pid, tid: Thread(tid=tid, pid=pid, name=str(trace.thread_name(pid, tid))))

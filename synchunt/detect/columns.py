@@ -23,12 +23,9 @@ class Columns:
 
     @classmethod
     def of(cls, trace: Trace) -> Columns:
-        events = trace.events
-        return cls(names=events["name"].astype(str).to_numpy(dtype=object),
-                   cats=events["cat"].astype(str).to_numpy(dtype=object),
-                   parent=events["parent"].to_numpy(), correlation=events["correlation"].to_numpy(),
-                   ts=events["ts"].to_numpy(), dur=events["dur"].to_numpy(),
-                   pid=events["pid"].to_numpy(), tid=events["tid"].to_numpy())
+        return cls(names=trace.strings("name"), cats=trace.strings("cat"), parent=trace.column("parent"),
+                   correlation=trace.column("correlation"), ts=trace.column("ts"), dur=trace.column("dur"),
+                   pid=trace.column("pid"), tid=trace.column("tid"))
 
     def chain(self, index: int) -> list[int]:
         """The event's enclosing host events, innermost first."""

@@ -13,7 +13,7 @@ from synchunt.trace import Trace, vocab
 
 
 def latent_syncs(trace: Trace, columns: Columns) -> list[Candidate]:
-    concrete = trace.events["concrete_inputs"].to_numpy()
+    concrete = trace.values("concrete_inputs")
     ops = np.flatnonzero((columns.cats == vocab.CPU_OP) & np.isin(columns.names, list(latent_op_names())))
     candidates: dict[int, Candidate] = {}
     for i in ops.tolist():

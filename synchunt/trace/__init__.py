@@ -1,7 +1,7 @@
 """Kineto trace → pandas DataFrames (events, threads, Python frames, containment tree)."""
 
 from synchunt.trace.load import LoadOptions, load_trace, load_traces, map_traces, trace_files
-from synchunt.trace.model import Trace
+from synchunt.trace.model import Trace, host_lanes
 from synchunt.trace.source import PartialRead
 
-__all__ = ["LoadOptions", "PartialRead", "Trace", "load_trace", "load_traces", "map_traces", "trace_files"]
+__all__ = ["LoadOptions", "PartialRead", "Trace", "host_lanes", "load_trace", "load_traces", "map_traces", "trace_files"]

@@ -153,6 +153,15 @@ class Trace:
         self.__dict__.update(state)
 
 
+def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
+    """The distinct (pid, tid) pairs of the host events, as Python values."""
+    rows = trace.in_categories(vocab.HOST_CATEGORIES)
+    pid, tid = trace.column("pid")[rows], trace.column("tid")[rows]
+    if pid.dtype != object and tid.dtype != object and len(pid):
+        return [tuple(pair) for pair in np.unique(np.stack([pid, tid], axis=1), axis=0).tolist()]
+    return list(dict.fromkeys(zip(pid.tolist(), tid.tolist(), strict=True)))
+
+
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """What synchunt's capture recorded in the trace's top level ({} when absent or malformed)."""
     value = metadata.get(vocab.SYNCHUNT_METADATA_KEY)
