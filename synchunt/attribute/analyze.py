@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def analyze(sources: Source | Iterable[Source], *, mode: Mode | str = Mode.AUTO,
     one = partial(analyze_trace, mode=mode, frame_filter=frame_filter or FrameFilter())
     parts = [one(trace) for trace in traces]
     if paths:
-        parts += map_traces(paths, one, load or LoadOptions(cache=False))
+        parts += map_traces(paths, one, replace(load or LoadOptions(cache=False), fields="analysis"))
     fresh = [info for part in parts for info in part.traces]
     if mode is Mode.CONFIRMED and fresh and not any(info.device_activity for info in fresh):
         raise UsageError("--mode confirmed needs runtime evidence, and these traces have no device activity; "

@@ -1,8 +1,14 @@
-"""The columns of a trace that detection reads, as plain arrays (built once per trace)."""
+"""The columns of a trace that detection reads, as plain arrays (built once per trace).
+
+Masks over categories and names compare codes (one test per distinct name, not per event); ``names`` and
+``cats`` are the per-row strings for the few rows a rule looks at closely.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,12 +26,31 @@ class Columns:
     dur: np.ndarray
     pid: np.ndarray
     tid: np.ndarray
+    name_codes: np.ndarray
+    name_vocabulary: np.ndarray
+    cat_codes: np.ndarray
+    cat_vocabulary: np.ndarray
+    tid_codes: np.ndarray  # each row's tid as a code into tid_values
+    tid_values: list[Any]
 
     @classmethod
     def of(cls, trace: Trace) -> Columns:
-        return cls(names=trace.strings("name"), cats=trace.strings("cat"), parent=trace.column("parent"),
+        name, cat = trace.table.coded("name"), trace.table.coded("cat")
+        tid_codes, tid_values = trace.table.id_codes("tid")
+        return cls(names=name.strings(), cats=cat.strings(), parent=trace.column("parent"),
                    correlation=trace.column("correlation"), ts=trace.column("ts"), dur=trace.column("dur"),
-                   pid=trace.column("pid"), tid=trace.column("tid"))
+                   pid=trace.column("pid"), tid=trace.column("tid"), name_codes=name.codes,
+                   name_vocabulary=name.vocabulary, cat_codes=cat.codes, cat_vocabulary=cat.vocabulary,
+                   tid_codes=tid_codes, tid_values=tid_values)
+
+    def in_categories(self, categories: Iterable[str]) -> np.ndarray:
+        """Rows whose category is one of ``categories`` (a boolean mask)."""
+        wanted = set(categories)
+        return _mask(self.cat_codes, [str(c) in wanted for c in self.cat_vocabulary.tolist()])
+
+    def named(self, test: Callable[[str], bool]) -> np.ndarray:
+        """Rows whose name passes ``test`` (asked once per distinct name)."""
+        return _mask(self.name_codes, [test(str(n)) for n in self.name_vocabulary.tolist()])
 
     def chain(self, index: int) -> list[int]:
         """The event's enclosing host events, innermost first."""
@@ -37,10 +62,15 @@ class Columns:
 
     def activity_by_correlation(self, category: str) -> dict[int, str]:
         """Correlation id → the name of the device activity of ``category`` it launched."""
-        mask = self.cats == category
+        mask = self.in_categories((category,))
         return {int(c): str(n) for c, n in zip(self.correlation[mask], self.names[mask], strict=True) if c >= 0}
 
     @staticmethod
     def plain(value: object) -> int | str:
         """A numpy scalar id as a Python int (or the string id as it is)."""
         return value.item() if hasattr(value, "item") else value  # type: ignore[return-value]
+
+
+def _mask(codes: np.ndarray, per_value: list[bool]) -> np.ndarray:
+    """Row mask from one answer per vocabulary entry (code -1, a missing value, is never selected)."""
+    return np.append(np.asarray(per_value, dtype=bool), False)[codes]

@@ -71,26 +71,32 @@ def _rule(columns: Columns, cause: int, calls: list[int], direction: str | None,
 
 
 def _blocking_calls(columns: Columns, memcpys: dict[int, str], sync_kinds: dict[int, str]) -> list[int]:
-    """Runtime/driver calls that stalled the host: by the catalogue's runtime calls, or a blocking sync record."""
-    runtime = np.flatnonzero(np.isin(columns.cats, list(vocab.RUNTIME_CATEGORIES)))
+    """Runtime/driver calls that stalled the host: by the catalogue's runtime calls, or a blocking sync record.
+
+    Decided per distinct call name, then per row only where the answer depends on the call's correlation id
+    (the copy it issued, the sync record the runtime wrote)."""
+    runtime = columns.in_categories(vocab.RUNTIME_CATEGORIES)
     skip = non_blocking_call_names()
-    found = []
-    for i in runtime.tolist():
-        name = columns.names[i]
-        if name in skip:
-            continue
-        corr = int(columns.correlation[i])
-        entry = runtime_call(name)
-        if entry is not None:
-            blocks = entry[0].blocks
-            if blocks is Blocking.ALWAYS or (blocks is Blocking.PAGEABLE_DEVICE_TO_HOST
-                                             and vocab.is_pageable_device_to_host(memcpys.get(corr, ""))):
-                found.append(i)
-            continue
-        kind = sync_kinds.get(corr)
-        if kind is not None and kind not in non_blocking_sync_kinds():
-            found.append(i)  # a call the catalogue does not name, yet the runtime recorded a host wait
-    return found
+    blocks: dict[str, object] = {}
+    for name in columns.name_vocabulary.tolist():
+        entry = runtime_call(name) if name not in skip else None
+        blocks[name] = _SKIPPED if name in skip else _UNNAMED if entry is None else entry[0].blocks
+    always = columns.named(lambda name: blocks[name] is Blocking.ALWAYS) & runtime
+    pageable_copy = columns.named(lambda name: blocks[name] is Blocking.PAGEABLE_DEVICE_TO_HOST) & runtime
+    unnamed = columns.named(lambda name: blocks[name] is _UNNAMED) & runtime
+    into_pageable = [corr for corr, name in memcpys.items() if vocab.is_pageable_device_to_host(name)]
+    # a call the catalogue does not name, yet the runtime recorded a host wait
+    waited = [corr for corr, kind in sync_kinds.items() if kind not in non_blocking_sync_kinds()]
+    found = always | (pageable_copy & _has_id(columns.correlation, into_pageable)) \
+        | (unnamed & _has_id(columns.correlation, waited))
+    return np.flatnonzero(found).tolist()
+
+
+_SKIPPED, _UNNAMED = object(), object()  # a call known not to block; one the catalogue does not name
+
+
+def _has_id(correlation: np.ndarray, ids: list[int]) -> np.ndarray:
+    return np.isin(correlation, np.asarray(ids, dtype=np.int64)) if ids else np.zeros(len(correlation), dtype=bool)
 
 
 def _blocks_only_into_pageable(name: str) -> bool:
@@ -100,7 +106,7 @@ def _blocks_only_into_pageable(name: str) -> bool:
 
 def _sync_kinds(trace: Trace, columns: Columns) -> dict[int, str]:
     """Correlation id → the ``cuda_sync`` kind recorded for that runtime call."""
-    mask = columns.cats == vocab.CUDA_SYNC
+    mask = columns.in_categories((vocab.CUDA_SYNC,))
     kinds = trace.values("sync_kind")[mask]
     return {int(c): str(k) for c, k in zip(columns.correlation[mask], kinds, strict=True) if c >= 0 and k}
 
@@ -108,11 +114,10 @@ def _sync_kinds(trace: Trace, columns: Columns) -> dict[int, str]:
 def _copies_by_issuer(columns: Columns, memcpys: dict[int, str]) -> dict[int, list[str]]:
     """Each op → the copy activities issued by runtime calls at most four levels below it (one pass)."""
     issued: dict[int, list[str]] = {}
-    runtime = np.flatnonzero(np.isin(columns.cats, list(vocab.RUNTIME_CATEGORIES)))
-    for i in runtime.tolist():
-        name = memcpys.get(int(columns.correlation[i]))
-        if not name:
-            continue
+    runtime = columns.in_categories(vocab.RUNTIME_CATEGORIES)
+    launched = runtime & _has_id(columns.correlation, [corr for corr, name in memcpys.items() if name])
+    for i in np.flatnonzero(launched).tolist():
+        name = memcpys[int(columns.correlation[i])]
         current = int(columns.parent[i])
         for _ in range(4):
             if current < 0:

@@ -14,7 +14,8 @@ from synchunt.trace import Trace, vocab
 
 def latent_syncs(trace: Trace, columns: Columns) -> list[Candidate]:
     concrete = trace.values("concrete_inputs")
-    ops = np.flatnonzero((columns.cats == vocab.CPU_OP) & np.isin(columns.names, list(latent_op_names())))
+    latent = latent_op_names()
+    ops = np.flatnonzero(columns.in_categories((vocab.CPU_OP,)) & columns.named(latent.__contains__))
     candidates: dict[int, Candidate] = {}
     for i in ops.tolist():
         name = columns.names[i]

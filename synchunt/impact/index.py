@@ -116,18 +116,10 @@ def _host_lanes(trace: Trace) -> np.ndarray:
     codes = np.full(len(trace), -1, dtype=np.int64)
     if not len(host):
         return codes
-    pid, tid = trace.column("pid")[host], trace.column("tid")[host]
-    if pid.dtype != object and tid.dtype != object:
-        pairs = np.stack([pid, tid], axis=1)
-        _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
-        rank = np.empty(len(first), dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-        codes[host] = rank[inverse.reshape(-1)]
-    else:
-        index: dict[tuple[Any, Any], int] = {}
-        codes[host] = np.fromiter((index.setdefault(pair, len(index)) for pair in zip(pid.tolist(), tid.tolist(),
-                                                                                      strict=True)),
-                                  np.int64, len(host))
+    _, first, inverse = np.unique(trace.thread_lanes[0][host], return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    codes[host] = rank[inverse.reshape(-1)]
     return codes
 
 

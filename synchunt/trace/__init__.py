@@ -4,4 +4,5 @@ from synchunt.trace.load import LoadOptions, load_trace, load_traces, map_traces
 from synchunt.trace.model import Trace, host_lanes
 from synchunt.trace.source import PartialRead
 
-__all__ = ["LoadOptions", "PartialRead", "Trace", "host_lanes", "load_trace", "load_traces", "map_traces", "trace_files"]
+__all__ = ["LoadOptions", "PartialRead", "Trace", "host_lanes", "load_trace", "load_traces", "map_traces",
+           "trace_files"]

@@ -47,12 +47,13 @@ def default_cache_dir() -> Path:
     return Path(base) / "synchunt" / "traces"
 
 
-def cache_key(path: Path) -> str:
-    """Size, mtime and sampled content of the file, with synchunt's version and the cache format."""
+def cache_key(path: Path, fields: str = "all") -> str:
+    """Size, mtime and sampled content of the file, with synchunt's version, the cache format and the field
+    set decoded."""
     from synchunt import __version__
 
     info = path.stat()
-    digest = hashlib.blake2b(f"{__version__}|{CACHE_FORMAT}|{info.st_size}|{info.st_mtime_ns}".encode(),
+    digest = hashlib.blake2b(f"{__version__}|{CACHE_FORMAT}|{fields}|{info.st_size}|{info.st_mtime_ns}".encode(),
                              digest_size=20)
     with path.open("rb") as handle:
         digest.update(handle.read(_SAMPLE_BYTES))
@@ -71,13 +72,13 @@ class TraceCache:
         self.folder = Path(folder) if folder is not None else default_cache_dir()
         self.max_bytes = max_bytes
 
-    def entry(self, path: Path) -> Path:
-        return self.folder / f"{cache_key(path)}{SUFFIX}"
+    def entry(self, path: Path, fields: str = "all") -> Path:
+        return self.folder / f"{cache_key(path, fields)}{SUFFIX}"
 
-    def get(self, path: Path) -> Trace | None:
+    def get(self, path: Path, fields: str = "all") -> Trace | None:
         """The cached trace for this file, or None (no entry, stale or unreadable)."""
         try:
-            entry = self.entry(path)
+            entry = self.entry(path, fields)
             if not entry.exists():
                 return None
             trace = read_entry(path, entry)
@@ -86,10 +87,11 @@ class TraceCache:
         except Exception:  # a broken entry is a miss, whatever broke it
             return None
 
-    def put(self, trace: Trace) -> Path | None:
-        """Store the trace's columns; the entry's path, or None when it could not be written."""
+    def put(self, trace: Trace, fields: str = "all") -> Path | None:
+        """Store the trace's columns (decoded with ``fields``); the entry's path, or None when it could not be
+        written."""
         try:
-            entry = self.entry(trace.path)
+            entry = self.entry(trace.path, fields)
             self.folder.mkdir(parents=True, exist_ok=True)
             partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
             try:
@@ -144,16 +146,14 @@ def write_entry(trace: Trace, target: Path) -> None:
 
     arrays: dict[str, _Layout] = {}
     coded: dict[str, tuple[_Layout, list[Any]]] = {}
+    present = table.keys
     for key in _STORED_ARRAYS:
-        arrays[key] = place(_narrow(table.array(key)))
+        if key in present:
+            arrays[key] = place(_narrow(table.array(key)))
     for key in IDS:
-        values = table.array(key)
-        if values.dtype == object:
-            codes, vocabulary = _code_objects(values)
-            coded[key] = (place(_narrow(codes)), vocabulary)
-        else:
-            arrays[key] = place(_narrow(values))
-    for key in CODED:
+        codes, vocabulary = table.id_codes(key)
+        coded[key] = (place(_narrow(codes)), vocabulary)
+    for key in (k for k in CODED if k in present):
         column = table.coded(key)
         coded[key] = (place(_narrow(column.codes)), column.vocabulary.tolist())
     partial = trace.partial
@@ -193,7 +193,8 @@ def read_entry(path: Path, entry: Path) -> Trace:
     coded: dict[str, Any] = {}
     for key, (layout, vocabulary) in header.coded.items():
         if key in IDS:
-            arrays[key] = lambda layout=layout, vocabulary=vocabulary: vocabulary_array(vocabulary)[view(layout)]
+            arrays[key] = lambda layout=layout, vocabulary=vocabulary: CodedColumn(view(layout),
+                                                                                   vocabulary_array(vocabulary))
         else:
             coded[key] = lambda layout=layout, vocabulary=vocabulary: CodedColumn(view(layout),
                                                                                   vocabulary_array(vocabulary))
@@ -214,8 +215,3 @@ def _narrow(values: np.ndarray) -> np.ndarray:
             return values.astype(kind)
     return values
 
-
-def _code_objects(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
-    index: dict[Any, int] = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()), np.int64, len(values))
-    return codes, list(index)

@@ -12,6 +12,7 @@ from synchunt.executor import Executor, ExecutorSpec, make_executor
 from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace.decode import decode
 from synchunt.trace.model import Trace, build
+from synchunt.trace.schema import FIELD_SETS
 from synchunt.trace.source import DEFAULT_MAX_BYTES, check_file
 
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -29,6 +30,12 @@ class LoadOptions:
     cache_dir: Path | None = None  # None: the user's cache folder (see synchunt.trace.cache.default_cache_dir)
     max_bytes: int = DEFAULT_MAX_BYTES
     progress: Progress = field(default=NULL_PROGRESS, compare=False, repr=False)
+    # "all": every column of the trace model; "analysis": only what detection and attribution read (faster)
+    fields: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.fields not in FIELD_SETS:
+            raise ValueError(f"unknown field set {self.fields!r}; use one of {', '.join(FIELD_SETS)}")
 
 
 DEFAULT_OPTIONS = LoadOptions(cache=False)
@@ -131,13 +138,18 @@ def _load_one(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
         from synchunt.trace.cache import TraceCache
 
         cache = TraceCache(options.cache_dir)
-        cached = cache.get(path)
+        cached = cache.get(path, options.fields)
         if cached is not None:
             return cached
-        trace = build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress))
-        cache.put(trace)
+        trace = _decoded(path, options, pool)
+        cache.put(trace, options.fields)
         return trace
-    return build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress))
+    return _decoded(path, options, pool)
+
+
+def _decoded(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
+    return build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress,
+                              fields=options.fields))
 
 
 def _in_rank_order(groups: list[list[Path]], results: list[tuple[int | None, Any]]) -> list[Any]:

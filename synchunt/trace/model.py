@@ -13,7 +13,7 @@ import numpy as np
 from synchunt.trace import vocab
 from synchunt.trace.decode import DecodedTrace
 from synchunt.trace.source import PartialRead
-from synchunt.trace.table import CODED, CodedColumn, EventTable, vocabulary_array
+from synchunt.trace.table import CODED, IDS, CodedColumn, EventTable, first_appearance_codes, vocabulary_array
 from synchunt.trace.tree import containment
 
 if TYPE_CHECKING:
@@ -136,6 +136,17 @@ class Trace:
             names.setdefault((pid, tid), name)
         return names
 
+    @cached_property
+    def thread_lanes(self) -> tuple[np.ndarray, list[tuple[Any, Any]]]:
+        """Each event's (pid, tid) as a code into the distinct pairs (numbered in the order of the ids' codes),
+        and the pairs."""
+        pid_codes, pids = self.table.id_codes("pid")
+        tid_codes, tids = self.table.id_codes("tid")
+        width = max(len(tids), 1)
+        distinct, codes = np.unique(pid_codes * width + tid_codes, return_inverse=True)
+        pairs = [(pids[code // width], tids[code % width]) for code in distinct.tolist()]
+        return codes.reshape(-1).astype(np.int64), pairs
+
     def thread_name(self, pid: Any, tid: Any) -> str:
         try:
             found = self._thread_names.get((pid, tid))
@@ -147,19 +158,19 @@ class Trace:
 
     def __getstate__(self) -> dict[str, Any]:
         # Only the fields travel (to worker processes and back): the DataFrames are rebuilt where needed.
-        return {key: self.__dict__[key] for key in ("path", "table", "thread_rows", "metadata", "partial")}
+        return {key: self.__dict__[key] for key in _FIELDS}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
 
+_FIELDS = ("path", "table", "thread_rows", "metadata", "partial")
+
+
 def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
     """The distinct (pid, tid) pairs of the host events, as Python values."""
-    rows = trace.in_categories(vocab.HOST_CATEGORIES)
-    pid, tid = trace.column("pid")[rows], trace.column("tid")[rows]
-    if pid.dtype != object and tid.dtype != object and len(pid):
-        return [tuple(pair) for pair in np.unique(np.stack([pid, tid], axis=1), axis=0).tolist()]
-    return list(dict.fromkeys(zip(pid.tolist(), tid.tolist(), strict=True)))
+    codes, pairs = trace.thread_lanes
+    return [pairs[code] for code in np.unique(codes[trace.in_categories(vocab.HOST_CATEGORIES)]).tolist()]
 
 
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -190,11 +201,11 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
     end = ts + dur
     cat_codes, cat_values = columns["cat"]
     host_codes = [i for i, c in enumerate(cat_values) if c in vocab.HOST_CATEGORIES]
-    parent, depth = host_tree(columns["pid"], columns["tid"], ts, dur, np.isin(cat_codes, host_codes))
-    arrays = {"pid": columns["pid"], "tid": columns["tid"], "ts": ts, "dur": dur, "end": end,
-              **{key: columns[key] for key in _ID_COLUMNS}, "parent": parent, "depth": depth}
-    coded = {key: CodedColumn(np.asarray(columns[key][0], dtype=np.int32), vocabulary_array(columns[key][1]))
-             for key in CODED}
+    ids = {key: _coded(columns[key]) if isinstance(columns[key], tuple) else columns[key] for key in IDS}
+    parent, depth = host_tree(*(_id_codes(ids[key]) for key in IDS), ts, dur, np.isin(cat_codes, host_codes))
+    arrays = {**ids, "ts": ts, "dur": dur, "end": end, **{key: columns[key] for key in _ID_COLUMNS if key in columns},
+              "parent": parent, "depth": depth}
+    coded = {key: _coded(columns[key]) for key in CODED if key in columns}
     return Trace(path=path, table=EventTable(arrays, coded, len(ts)),
                  thread_rows=thread_rows(decoded.threads, decoded.metadata), metadata=decoded.metadata,
                  partial=decoded.partial)
@@ -211,7 +222,7 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
     rows = np.flatnonzero(host)
     if not len(rows):
         return parent, depth
-    pid_codes = factorize(pid[rows])
+    pid_codes = factorize(pid[rows])  # the ids may be given as codes already
     tid_codes = factorize(tid[rows])
     lane = pid_codes.astype(np.int64) * (int(tid_codes.max()) + 1) + tid_codes
     host_ts = ts[rows]
@@ -226,8 +237,15 @@ def factorize(values: np.ndarray) -> np.ndarray:
     """A code per distinct value (int64): sorted for numbers; by first appearance for ids of mixed types."""
     if values.dtype != object:
         return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
-    index: dict[Any, int] = {}
-    return np.fromiter((index.setdefault(v, len(index)) for v in values.tolist()), np.int64, len(values))
+    return first_appearance_codes(values.tolist())[0]
+
+
+def _coded(column: tuple[np.ndarray, list[Any]]) -> CodedColumn:
+    return CodedColumn(np.asarray(column[0], dtype=np.int32), vocabulary_array(column[1]))
+
+
+def _id_codes(ids: Any) -> np.ndarray:
+    return ids.codes if isinstance(ids, CodedColumn) else ids
 
 
 def _select(values: Any, keep: np.ndarray) -> Any:

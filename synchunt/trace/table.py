@@ -4,11 +4,13 @@ Detection and attribution read these arrays directly; ``Trace.events`` (a pandas
 only when asked for, so analysing a trace never imports pandas. Numbers and ids are arrays; strings and raw
 arguments are codes (int32, -1: missing) into a vocabulary of distinct values, each stored once. A column may
 arrive narrower than its canonical dtype (the cache stores ids as int32 where they fit): it is widened on first
-read, so every reader sees the dtypes below.
+read, so every reader sees the dtypes below. Ids may be given coded (codes into the distinct ids): the id array
+is built on first read, and `id_codes` uses the codes as they are.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +44,26 @@ class CodedColumn:
         return texts[self.codes]
 
 
+def _id_array(column: CodedColumn) -> np.ndarray:
+    """Coded ids as int64 when every id is an integer, else as objects (ints and strings)."""
+    values = column.vocabulary.tolist()
+    if all(type(v) is int for v in values):
+        try:
+            return np.array(values, dtype=np.int64)[column.codes] if values else np.zeros(len(column.codes), np.int64)
+        except OverflowError:
+            pass
+    return column.vocabulary[column.codes]
+
+
+def first_appearance_codes(items: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """A code per distinct (hashable) value, numbered by first appearance, and the distinct values (in C: a
+    defaultdict whose missing keys get the next number)."""
+    index: defaultdict[Any, int] = defaultdict()
+    index.default_factory = index.__len__
+    codes = np.fromiter(map(index.__getitem__, items), np.int64, len(items))
+    return codes, list(index)
+
+
 def vocabulary_array(values: Iterable[Any]) -> np.ndarray:
     """An object array of the values as they are (tuples and lists stay elements)."""
     items = list(values)
@@ -50,26 +72,42 @@ def vocabulary_array(values: Iterable[Any]) -> np.ndarray:
     return out
 
 
-class EventTable:
-    """The events' columns by name; ``array`` for numbers and ids, ``coded`` for strings and raw arguments."""
+Source = Any  # an array, a CodedColumn (ids), or a function returning one (read on first use)
 
-    def __init__(self, arrays: Mapping[str, np.ndarray | Callable[[], np.ndarray]],
-                 coded: Mapping[str, CodedColumn | Callable[[], CodedColumn]], rows: int):
+
+class EventTable:
+    """The events' columns by name; ``array`` for numbers and ids, ``coded`` for strings and raw arguments.
+
+    A trace decoded with the ``analysis`` field set lacks some columns (`keys` says which it has)."""
+
+    def __init__(self, arrays: Mapping[str, Source], coded: Mapping[str, CodedColumn | Callable[[], CodedColumn]],
+                 rows: int):
         self._arrays = dict(arrays)
         self._coded = dict(coded)
         self.rows = rows
+        self._id_codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
 
     def __len__(self) -> int:
         return self.rows
 
-    def array(self, key: str) -> np.ndarray:
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(key for key in FRAME_COLUMNS if key in self._arrays or key in self._coded)
+
+    def _source(self, key: str) -> Any:
         value = self._arrays[key]
         if callable(value):
-            value = value()
+            value = self._arrays[key] = value()
+        return value
+
+    def array(self, key: str) -> np.ndarray:
+        value = self._source(key)
+        if isinstance(value, CodedColumn):  # ids given coded: the id array, built once
+            self._id_codes.setdefault(key, (value.codes.astype(np.int64), value.vocabulary.tolist()))
+            value = self._arrays[key] = _id_array(value)
         canonical = np.float64 if key in FLOATS else None if key in IDS and value.dtype == object else np.int64
         if canonical is not None and value.dtype != canonical:
-            value = value.astype(canonical)
-        self._arrays[key] = value
+            value = self._arrays[key] = value.astype(canonical)
         return value
 
     def coded(self, key: str) -> CodedColumn:
@@ -80,6 +118,21 @@ class EventTable:
             value = CodedColumn(value.codes.astype(np.int32), value.vocabulary)
         self._coded[key] = value
         return value
+
+    def id_codes(self, key: str) -> tuple[np.ndarray, list[Any]]:
+        """An id column (pid, tid) as codes into its distinct values: sorted numbers, or by first appearance
+        when some ids are strings."""
+        source = self._source(key)
+        if key not in self._id_codes and isinstance(source, CodedColumn):
+            self._id_codes[key] = source.codes.astype(np.int64), source.vocabulary.tolist()
+        if key not in self._id_codes:
+            values = self.array(key)
+            if values.dtype == object:
+                self._id_codes[key] = first_appearance_codes(values.tolist())
+            else:
+                distinct, codes = np.unique(values, return_inverse=True)
+                self._id_codes[key] = codes.reshape(-1).astype(np.int64), distinct.tolist()
+        return self._id_codes[key]
 
     def codes_of(self, key: str, wanted: Iterable[Any]) -> np.ndarray:
         """The codes of ``wanted`` values in a coded column (values the trace does not have are left out)."""
@@ -99,7 +152,7 @@ class EventTable:
         import pandas as pd
 
         data: dict[str, Any] = {}
-        for key in FRAME_COLUMNS:
+        for key in self.keys:
             if key in CODED:
                 column = self.coded(key)
                 categories = pd.Index(column.vocabulary, dtype=object)
@@ -109,8 +162,9 @@ class EventTable:
         return pd.DataFrame(data, copy=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"arrays": {k: self.array(k) for k in self._arrays}, "coded": {k: self.coded(k) for k in self._coded},
+        return {"arrays": {k: self._source(k) for k in self._arrays}, "coded": {k: self.coded(k) for k in self._coded},
                 "rows": self.rows}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._arrays, self._coded, self.rows = state["arrays"], state["coded"], state["rows"]
+        self._id_codes = {}

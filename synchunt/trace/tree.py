@@ -28,7 +28,7 @@ def containment(group: np.ndarray, ts: np.ndarray, dur: np.ndarray, eps: float) 
     depth = np.zeros(n, dtype=np.int64)
     if n == 0:
         return parent, depth
-    order = np.lexsort((-dur, ts, group))
+    order = sweep_order(group, ts, dur)
     sorted_group = group[order]
     cuts = np.flatnonzero(sorted_group[1:] != sorted_group[:-1]) + 1
     bounds = np.concatenate(([0], cuts, [n]))
@@ -43,6 +43,23 @@ def containment(group: np.ndarray, ts: np.ndarray, dur: np.ndarray, eps: float) 
         parent[members] = np.where(lane_parent >= 0, members[np.maximum(lane_parent, 0)], -1)
         depth[members] = lane_depth
     return parent, depth
+
+
+def sweep_order(group: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-dur, ts, group))``, faster on traces: one stable sort by start (traces are written nearly
+    in order, which a stable sort handles in about one pass), longer first only within runs of equal starts, then
+    a stable sort by group."""
+    order = np.argsort(ts, kind="stable")
+    start = ts[order]
+    tied = np.flatnonzero(start[1:] == start[:-1])
+    if len(tied):
+        members = np.unique(np.concatenate([tied, tied + 1]))  # every position in a run of equal starts
+        run = np.cumsum(np.concatenate(([True], start[1:] != start[:-1])))[members]
+        within = order[members]
+        order[members] = within[np.lexsort((-dur[within], run))]  # stable: equal durations keep file order
+    if len(group) and group.min() != group.max():
+        order = order[np.argsort(group[order], kind="stable")]
+    return order
 
 
 def containment_reference(group: np.ndarray, ts: np.ndarray, dur: np.ndarray,

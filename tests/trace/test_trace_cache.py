@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 import synchunt
 from synchunt.trace import LoadOptions, load_trace
 from synchunt.trace import cache as cache_module
 from synchunt.trace.cache import TraceCache, default_cache_dir
 from tests.trace.conftest import kineto_layout, many_events, op
 from tests.trace.test_trace_chunks import assert_same_events
-
 
 
 def _options(folder):

@@ -76,3 +76,16 @@ def test_ties_rounding_and_empty():
     assert parent.tolist() == [-1, 0, 1, 2, 1] and depth.tolist() == [0, 1, 2, 3, 2]
     empty = containment(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), 1.0)
     assert len(empty[0]) == 0 and len(empty[1]) == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sweep_order_is_the_lexicographic_order(seed):
+    rng = np.random.default_rng(seed)
+    count = 3000
+    ts = rng.integers(0, 200, count).astype(float)  # many equal starts
+    dur = rng.integers(0, 5, count).astype(float)  # and equal durations among them
+    group = rng.integers(0, 1 + seed % 3, count)
+    if seed % 2:
+        order = np.argsort(ts, kind="stable")  # nearly sorted input, as traces are written
+        ts, dur, group = ts[order], dur[order], group[order]
+    assert np.array_equal(tree.sweep_order(group, ts, dur), np.lexsort((-dur, ts, group)))
