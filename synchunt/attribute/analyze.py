@@ -13,7 +13,7 @@ from synchunt.attribute.enrich import attribute, set_aside_calls
 from synchunt.attribute.guard_merge import guard_records, merge_guard
 from synchunt.attribute.model import Analysis, PartialRead, TraceInfo
 from synchunt.attribute.sources import split_sources
-from synchunt.detect import Mode, detect
+from synchunt.detect import Mode, analysis_fields, detect
 from synchunt.errors import UsageError
 from synchunt.sites import PROFILER_STEP, FrameFilter
 from synchunt.trace import LoadOptions, Trace, host_lanes, map_traces, vocab
@@ -40,7 +40,7 @@ def analyze(sources: Source | Iterable[Source], *, mode: Mode | str = Mode.AUTO,
     one = partial(analyze_trace, mode=mode, frame_filter=frame_filter or FrameFilter())
     parts = [one(trace) for trace in traces]
     if paths:
-        parts += map_traces(paths, one, replace(load or LoadOptions(cache=False), fields="analysis"))
+        parts += map_traces(paths, one, replace(load or LoadOptions(cache=False), fields=analysis_fields()))
     fresh = [info for part in parts for info in part.traces]
     if mode is Mode.CONFIRMED and fresh and not any(info.device_activity for info in fresh):
         raise UsageError("--mode confirmed needs runtime evidence, and these traces have no device activity; "

@@ -25,6 +25,7 @@ import msgspec
 import numpy as np
 
 from synchunt.trace.model import Trace
+from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import PartialRead
 from synchunt.trace.table import CODED, FLOATS, IDS, INTS, CodedColumn, EventTable, vocabulary_array
 
@@ -47,13 +48,13 @@ def default_cache_dir() -> Path:
     return Path(base) / "synchunt" / "traces"
 
 
-def cache_key(path: Path, fields: str = "all") -> str:
+def cache_key(path: Path, fields: FieldSet = ALL_FIELDS) -> str:
     """Size, mtime and sampled content of the file, with synchunt's version, the cache format and the field
     set decoded."""
     from synchunt import __version__
 
     info = path.stat()
-    digest = hashlib.blake2b(f"{__version__}|{CACHE_FORMAT}|{fields}|{info.st_size}|{info.st_mtime_ns}".encode(),
+    digest = hashlib.blake2b(f"{__version__}|{CACHE_FORMAT}|{fields.key}|{info.st_size}|{info.st_mtime_ns}".encode(),
                              digest_size=20)
     with path.open("rb") as handle:
         digest.update(handle.read(_SAMPLE_BYTES))
@@ -72,10 +73,10 @@ class TraceCache:
         self.folder = Path(folder) if folder is not None else default_cache_dir()
         self.max_bytes = max_bytes
 
-    def entry(self, path: Path, fields: str = "all") -> Path:
+    def entry(self, path: Path, fields: FieldSet = ALL_FIELDS) -> Path:
         return self.folder / f"{cache_key(path, fields)}{SUFFIX}"
 
-    def get(self, path: Path, fields: str = "all") -> Trace | None:
+    def get(self, path: Path, fields: FieldSet = ALL_FIELDS) -> Trace | None:
         """The cached trace for this file, or None (no entry, stale or unreadable)."""
         try:
             entry = self.entry(path, fields)
@@ -87,7 +88,7 @@ class TraceCache:
         except Exception:  # a broken entry is a miss, whatever broke it
             return None
 
-    def put(self, trace: Trace, fields: str = "all") -> Path | None:
+    def put(self, trace: Trace, fields: FieldSet = ALL_FIELDS) -> Path | None:
         """Store the trace's columns (decoded with ``fields``); the entry's path, or None when it could not be
         written."""
         try:

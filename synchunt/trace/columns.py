@@ -12,6 +12,7 @@ types. Ids (pid, tid) are coded too: a string id such as ``"Spans"`` costs one e
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from synchunt.trace import vocab
-from synchunt.trace.schema import LEFT_OUT, LOOSE_NO_ARGS
+from synchunt.trace.schema import ALL_FIELDS, LOOSE_NO_ARGS, ROWS_READ, FieldSet
 from synchunt.trace.table import first_appearance_codes
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -56,35 +57,87 @@ class ColumnChunk:
         return len(self.numeric["ts"])
 
 
-def reduce_fast(events: list[Any], fields: str = "all") -> ColumnChunk:
+def reduce_fast(events: list[Any], fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
     """Columns of events decoded with the fast (typed) shapes."""
     phases = list(map(_PH, events))
     complete = events if phases.count("X") == len(phases) else list(compress(events, map("X".__eq__, phases)))
     args = list(map(_ARGS, complete))
     n = len(complete)
-    left_out = LEFT_OUT[fields]
     numeric = {"ts": np.fromiter(map(_TS, complete), np.float64, n),
                "dur": np.fromiter(map(_DUR, complete), np.float64, n)}
+    coded = {"name": _code(map(_NAME, complete), n), "cat": _code(map(_CAT, complete), n),
+             "pid": _ids(map(_PID, complete), n), "tid": _ids(map(_TID, complete), n)}
+    rows = _Rows(fields, coded, n)
     for key in INT_KEYS:
-        if key not in left_out:
-            numeric[key] = _int_column(args, attrgetter(_ARG_OF[key]), n)
-    coded = {"name": _code(list(map(_NAME, complete))), "cat": _code(list(map(_CAT, complete))),
-             "pid": _ids(list(map(_PID, complete))), "tid": _ids(list(map(_TID, complete)))}
-    for key in ("sync_kind", "call_stack"):
-        coded[key] = _code(list(map(attrgetter(_ARG_OF[key]), args)))
+        if key not in fields.left_out:
+            numeric[key] = rows.fill(key, lambda chosen, k=key: _int_column(chosen, attrgetter(_ARG_OF[k])), args,
+                                     np.full(n, -1, dtype=np.int64))
+    coded["call_stack"] = _code(map(_CALL_STACK, args), n)
+    coded["sync_kind"] = rows.coded("sync_kind", lambda chosen: _code(map(_SYNC_KIND, chosen), len(chosen)), args)
     for key in ("input_types", "concrete_inputs"):
-        if key not in left_out:
-            coded[key] = _code_raw(list(map(bytes, map(attrgetter(_ARG_OF[key]), args))))
-    return ColumnChunk(len(events), numeric, coded, _thread_names(events, phases))
+        if key not in fields.left_out:
+            get = attrgetter(_ARG_OF[key])
+            coded[key] = rows.coded(key, lambda chosen, get=get: _code_raw(map(bytes, map(get, chosen)), len(chosen)),
+                                    args)
+    return ColumnChunk(len(events), numeric, coded, _thread_names(events, phases) if "M" in phases else [])
 
 
-def reduce_loose(events: list[Any], fields: str = "all") -> ColumnChunk:
-    """Columns of events decoded with the loose shapes: every value checked and converted in Python."""
+class _Rows:
+    """For the ``analysis`` field set: the rows each argument column is read on (None: every row)."""
+
+    def __init__(self, fields: FieldSet, coded: dict[str, Coded], n: int) -> None:
+        self.n = n
+        self._chosen: dict[str, np.ndarray | None] = {}
+        if fields.name == "all":
+            return
+        cat = coded["cat"]
+        categories = [vocab.LEGACY_CATEGORIES.get(c, c) for c in cat.values]
+        for key, read_on in ROWS_READ.items():
+            self._chosen[key] = self._where(cat, [c in read_on for c in categories])
+        names = coded["name"]
+        self._chosen["concrete_inputs"] = self._where(names, [v in fields.inputs_of for v in names.values])
+
+    def _where(self, column: Coded, per_value: list[bool]) -> np.ndarray | None:
+        if all(per_value):
+            return None
+        return np.flatnonzero(np.append(np.asarray(per_value, dtype=bool), False)[column.codes])
+
+    def pick(self, key: str, items: list[Any]) -> tuple[np.ndarray | None, list[Any]]:
+        chosen = self._chosen.get(key)
+        if chosen is None:
+            return None, items
+        if len(chosen) * 4 < self.n:
+            return chosen, [items[i] for i in chosen.tolist()]
+        mask = np.zeros(self.n, dtype=bool)
+        mask[chosen] = True
+        return chosen, list(compress(items, mask.tolist()))
+
+    def fill(self, key: str, column: Any, items: list[Any], out: np.ndarray) -> np.ndarray:
+        chosen, picked = self.pick(key, items)
+        if chosen is None:
+            return column(picked)
+        if len(chosen):
+            out[chosen] = column(picked)
+        return out
+
+    def coded(self, key: str, column: Any, items: list[Any]) -> Coded:
+        chosen, picked = self.pick(key, items)
+        if chosen is None:
+            return column(picked)
+        part = column(picked)
+        codes = np.full(self.n, -1, dtype=np.int32)
+        codes[chosen] = part.codes
+        return Coded(codes, part.values)
+
+
+def reduce_loose(events: list[Any], fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
+    """Columns of events decoded with the loose shapes: every value checked and converted in Python (every
+    column on every row, whatever the field set asks: a loose trace is rare and small)."""
     phases = [e.ph if isinstance(e.ph, str) else "" for e in events]
     complete = list(compress(events, map("X".__eq__, phases)))
     args = [e.args or LOOSE_NO_ARGS for e in complete]
     n = len(complete)
-    left_out = LEFT_OUT[fields]
+    left_out = fields.left_out
     dur = np.fromiter((_float(e.dur) for e in complete), np.float64, n)
     numeric = {"ts": np.fromiter((_float(e.ts) for e in complete), np.float64, n),
                "dur": np.where(np.isfinite(dur), dur, 0.0)}
@@ -104,13 +157,13 @@ def reduce_loose(events: list[Any], fields: str = "all") -> ColumnChunk:
     return ColumnChunk(len(events), numeric, coded, _thread_names(events, phases))
 
 
-def merge(chunks: list[ColumnChunk], fields: str = "all") -> dict[str, Any]:
+def merge(chunks: list[ColumnChunk], fields: FieldSet = ALL_FIELDS) -> dict[str, Any]:
     """One set of columns from the chunks, in order: numeric arrays, and (codes, values) per coded column.
 
     Each column is joined and the chunks' parts of it released before the next, so the peak is the columns plus
     one column, not twice the columns."""
     columns: dict[str, Any] = {}
-    left_out = LEFT_OUT[fields]
+    left_out = fields.left_out
     for key in (k for k in (*FLOAT_KEYS, *INT_KEYS) if k not in left_out):
         parts = [c.numeric.pop(key) for c in chunks]
         columns[key] = _concat(parts, np.float64 if key in FLOAT_KEYS else np.int64)
@@ -139,15 +192,15 @@ def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _code(values: list[Any]) -> Coded:
+def _code(values: Iterable[Any], count: int | None = None) -> Coded:
     """Codes by first appearance; None is missing (-1)."""
-    codes, distinct = first_appearance_codes(values)
+    codes, distinct = first_appearance_codes(values, count)
     return _drop(Coded(codes.astype(np.int32), distinct), [v is None for v in distinct])
 
 
-def _code_raw(values: list[bytes]) -> Coded:
+def _code_raw(values: Iterable[bytes], count: int | None = None) -> Coded:
     """Raw JSON arguments: absent or null is missing."""
-    codes, distinct = first_appearance_codes(values)
+    codes, distinct = first_appearance_codes(values, count)
     return _drop(Coded(codes.astype(np.int32), distinct), [v in _MISSING_RAW for v in distinct])
 
 
@@ -161,8 +214,9 @@ def _drop(coded: Coded, missing: list[bool]) -> Coded:
                  [v for v, k in zip(coded.values, keep, strict=True) if k])
 
 
-def _ids(values: list[Any]) -> Coded:
+def _ids(values: Iterable[Any], count: int | None = None) -> Coded:
     """Kineto ids are ints, sometimes strings ("0x0", "Spans"): ints where possible, else the text."""
+    values = values if isinstance(values, list) else list(values)
     try:
         codes, distinct = first_appearance_codes(values)
     except TypeError:  # an unhashable id (a list, in a loose trace): each one as its text
@@ -178,7 +232,8 @@ def _plain_id(value: Any) -> Any:
     return value if type(value) is int and _INT64_MIN <= value <= _INT64_MAX else _id(value)
 
 
-def _int_column(args: list[Any], getter: attrgetter, n: int) -> np.ndarray:
+def _int_column(args: list[Any], getter: attrgetter) -> np.ndarray:
+    n = len(args)
     try:
         return np.fromiter(map(getter, args), np.int64, n)
     except (TypeError, ValueError, OverflowError):  # None, a string id, or beyond int64
@@ -246,6 +301,7 @@ def _thread_names(events: list[Any], phases: list[str]) -> list[tuple[Any, Any, 
 
 _PH, _ARGS, _TS, _DUR = attrgetter("ph"), attrgetter("args"), attrgetter("ts"), attrgetter("dur")
 _NAME, _CAT, _PID, _TID = attrgetter("name"), attrgetter("cat"), attrgetter("pid"), attrgetter("tid")
+_CALL_STACK, _SYNC_KIND = attrgetter("call_stack"), attrgetter("cuda_sync_kind")
 
 
 def code_values(values: list[Any]) -> tuple[np.ndarray, list[Any]]:

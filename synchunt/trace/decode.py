@@ -23,6 +23,7 @@ from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace import schema
 from synchunt.trace.chunks import SLICE_BYTES, Ending, EventSplitter
 from synchunt.trace.columns import ColumnChunk, merge, reduce_fast, reduce_loose
+from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import DEFAULT_MAX_BYTES, ByteStream, PartialRead, check_file, read_bytes
 
 _ONE_SHOT_ROWS = 200_000  # events reduced to columns at a time after a one-shot decode
@@ -38,17 +39,17 @@ class DecodedTrace:
     events: int  # events of every kind decoded
     partial: PartialRead | None = None
     layout: str = "lines"  # how it was decoded: "lines" (sliced), "whole" (one slice) or "one-shot"
-    fields: str = "all"  # the field set decoded (schema.FIELD_SETS)
+    fields: FieldSet = ALL_FIELDS  # the field set decoded
 
 
 class SliceError(Exception):
     """A slice that is not a JSON array of events."""
 
 
-def decode_slice(payload: bytes, fields: str = "all") -> ColumnChunk:
+def decode_slice(payload: bytes, fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
     """One slice (a JSON array of events) → its columns. Module-level so worker processes can run it."""
     try:
-        return reduce_fast(schema.FAST_EVENTS_DECODERS[fields].decode(payload), fields)
+        return reduce_fast(schema.FAST_EVENTS_DECODERS[fields.name].decode(payload), fields)
     except msgspec.ValidationError:
         pass
     except msgspec.DecodeError as error:
@@ -62,11 +63,12 @@ def decode_slice(payload: bytes, fields: str = "all") -> ColumnChunk:
 
 
 def decode(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, pool: Executor | None = None,
-           progress: Progress = NULL_PROGRESS, slice_bytes: int = SLICE_BYTES, fields: str = "all") -> DecodedTrace:
+           progress: Progress = NULL_PROGRESS, slice_bytes: int = SLICE_BYTES,
+           fields: FieldSet = ALL_FIELDS) -> DecodedTrace:
     """Decode a Kineto trace file (plain or gzip JSON, an object or a bare event array) into columns.
 
     ``pool`` decodes slices in parallel; ``max_bytes`` caps the uncompressed size; ``fields`` is the field set
-    (``all`` or ``analysis``, see `synchunt.trace.schema`). TraceError when unreadable.
+    (all columns, or what analysis reads: `synchunt.trace.schema.FieldSet`). TraceError when unreadable.
     """
     path = Path(path)
     size = check_file(path).st_size
@@ -80,7 +82,7 @@ def decode(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, pool: Executor | N
 
 
 def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes: int,
-              fields: str) -> DecodedTrace:
+              fields: FieldSet) -> DecodedTrace:
     stream = ByteStream(path, max_bytes=max_bytes)
     splitter = EventSplitter(slice_bytes)
     endings: list[Ending] = []
@@ -133,10 +135,10 @@ def _metadata(path: Path, head: bytes, tail: bytes, strict: bool = True) -> dict
         return {}
 
 
-def _one_shot(path: Path, data: bytes, fields: str = "all") -> DecodedTrace:
+def _one_shot(path: Path, data: bytes, fields: FieldSet = ALL_FIELDS) -> DecodedTrace:
     """The whole file at once: for layouts the splitter does not know (and for the precise error message)."""
     bare = data.lstrip()[:1] == b"["
-    fast = schema.FAST_EVENTS_DECODERS[fields] if bare else schema.FAST_FILE_DECODERS[fields]
+    fast = schema.FAST_EVENTS_DECODERS[fields.name] if bare else schema.FAST_FILE_DECODERS[fields.name]
     loose = schema.LOOSE_EVENTS_DECODER if bare else schema.LOOSE_FILE_DECODER
     try:
         try:
@@ -157,7 +159,7 @@ def _one_shot(path: Path, data: bytes, fields: str = "all") -> DecodedTrace:
 
 
 def _assemble(chunks: list[ColumnChunk], metadata: dict[str, Any], partial: PartialRead | None,
-              layout: str, fields: str) -> DecodedTrace:
+              layout: str, fields: FieldSet) -> DecodedTrace:
     threads = [row for chunk in chunks for row in chunk.threads]
     events = sum(c.events for c in chunks)
     return DecodedTrace(columns=merge(chunks, fields), threads=threads, metadata=metadata, events=events,

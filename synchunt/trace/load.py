@@ -12,7 +12,7 @@ from synchunt.executor import Executor, ExecutorSpec, make_executor
 from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace.decode import decode
 from synchunt.trace.model import Trace, build
-from synchunt.trace.schema import FIELD_SETS
+from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import DEFAULT_MAX_BYTES, check_file
 
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -30,12 +30,8 @@ class LoadOptions:
     cache_dir: Path | None = None  # None: the user's cache folder (see synchunt.trace.cache.default_cache_dir)
     max_bytes: int = DEFAULT_MAX_BYTES
     progress: Progress = field(default=NULL_PROGRESS, compare=False, repr=False)
-    # "all": every column of the trace model; "analysis": only what detection and attribution read (faster)
-    fields: str = "all"
-
-    def __post_init__(self) -> None:
-        if self.fields not in FIELD_SETS:
-            raise ValueError(f"unknown field set {self.fields!r}; use one of {', '.join(FIELD_SETS)}")
+    # every column of the trace model, or only what detection and attribution read (faster; see FieldSet)
+    fields: FieldSet = ALL_FIELDS
 
 
 DEFAULT_OPTIONS = LoadOptions(cache=False)

@@ -5,12 +5,13 @@ shapes take anything, for traces that write strings for numbers and the like. Ev
 by the decoder. ``Input type`` and ``Concrete Inputs`` stay raw JSON. Structs are untracked by the garbage
 collector (``gc=False``): they hold only decoded JSON values, which cannot form cycles.
 
-Two field sets: ``all`` (every column of the trace model) and ``analysis`` (what detection and attribution read:
-no external or Python ids, byte counts or input types), which decodes and reduces faster.
+Two field sets (`FieldSet`): ``all`` (every column of the trace model) and ``analysis`` (what detection and
+attribution read, where they read it), which decodes and reduces faster.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -126,6 +127,40 @@ LEFT_OUT: dict[str, frozenset[str]] = {
     "all": frozenset(),
     "analysis": frozenset({"external_id", "python_id", "python_parent_id", "bytes", "input_types"}),
 }
+# analysis: the only categories whose events carry these columns for detection and attribution (-1 or missing
+# elsewhere): what a runtime call launched, the stream of a device activity or sync record, a sync record's kind.
+ROWS_READ: dict[str, frozenset[str]] = {
+    "correlation": vocab.RUNTIME_CATEGORIES | vocab.DEVICE_ACTIVITY_CATEGORIES | {vocab.CUDA_SYNC},
+    "stream": vocab.DEVICE_ACTIVITY_CATEGORIES | {vocab.CUDA_SYNC},
+    "sync_kind": frozenset({vocab.CUDA_SYNC}),
+}
+
+
+@dataclass(frozen=True)
+class FieldSet:
+    """Which columns a decode fills. ``all``: every column of the trace model, on every event. ``analysis``:
+    what detection and attribution read, where they read it — no external or Python ids, byte counts or input
+    types; correlation ids, streams and sync kinds only on the categories of `ROWS_READ`; ``Concrete Inputs``
+    only on the events named in ``inputs_of`` (the ops whose catalogue patterns have a condition)."""
+
+    name: str = "all"
+    inputs_of: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.name not in FIELD_SETS:
+            raise ValueError(f"unknown field set {self.name!r}; use one of {', '.join(FIELD_SETS)}")
+
+    @property
+    def key(self) -> str:
+        """What the cache key records of it."""
+        return self.name if self.name == "all" else f"{self.name}:{','.join(sorted(self.inputs_of))}"
+
+    @property
+    def left_out(self) -> frozenset[str]:
+        return LEFT_OUT[self.name]
+
+
+ALL_FIELDS = FieldSet()
 
 
 def metadata_of(parsed: Any) -> dict[str, Any]:

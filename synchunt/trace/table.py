@@ -55,12 +55,12 @@ def _id_array(column: CodedColumn) -> np.ndarray:
     return column.vocabulary[column.codes]
 
 
-def first_appearance_codes(items: list[Any]) -> tuple[np.ndarray, list[Any]]:
+def first_appearance_codes(items: Iterable[Any], count: int | None = None) -> tuple[np.ndarray, list[Any]]:
     """A code per distinct (hashable) value, numbered by first appearance, and the distinct values (in C: a
-    defaultdict whose missing keys get the next number)."""
+    defaultdict whose missing keys get the next number). ``count``: how many ``items`` yields, when not a list."""
     index: defaultdict[Any, int] = defaultdict()
     index.default_factory = index.__len__
-    codes = np.fromiter(map(index.__getitem__, items), np.int64, len(items))
+    codes = np.fromiter(map(index.__getitem__, items), np.int64, len(items) if count is None else count)
     return codes, list(index)
 
 
