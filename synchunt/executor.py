@@ -49,6 +49,7 @@ class Executor:
     """Serial execution; the base of the parallel executors."""
 
     workers = 1
+    parallel = False  # items and results cross a process boundary (they are pickled)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         return list(self.imap(fn, items))
@@ -68,6 +69,8 @@ class Executor:
 
 
 class _FutureExecutor(Executor):
+    parallel = True
+
     def _submit(self, fn: Callable[[T], R], item: T) -> Any:
         raise NotImplementedError
 

@@ -7,8 +7,6 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-import numpy as np
-
 from synchunt.attribute.enrich import attribute, set_aside_calls
 from synchunt.attribute.guard_merge import guard_records, merge_guard
 from synchunt.attribute.model import Analysis, PartialRead, TraceInfo
@@ -17,6 +15,7 @@ from synchunt.detect import Mode, analysis_fields, detect
 from synchunt.errors import UsageError
 from synchunt.sites import PROFILER_STEP, FrameFilter
 from synchunt.trace import LoadOptions, Trace, host_lanes, map_traces, vocab
+from synchunt.trace.table import compact
 
 Source = Trace | Analysis | str | Path
 
@@ -98,7 +97,7 @@ def _thread_labels(trace: Trace) -> tuple[str, ...]:
 
 
 def _scope_names(trace: Trace) -> tuple[str, ...]:
-    names = [str(n) for n in trace.names[np.unique(trace.name_codes[trace.in_categories((vocab.USER_ANNOTATION,))])]]
+    names = [str(n) for n in trace.names[compact(trace.name_codes[trace.in_categories((vocab.USER_ANNOTATION,))])[0]]]
     return tuple(sorted(n for n in names if not PROFILER_STEP.match(n)))
 
 

@@ -6,6 +6,7 @@ Masks over categories and names compare codes (one test per distinct name, not p
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from synchunt.trace import Trace, vocab
-from synchunt.trace.tree import ancestors
+from synchunt.trace.tree import ancestor_lists, ancestors
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,23 @@ class Columns:
     def chain(self, index: int) -> list[int]:
         """The event's enclosing host events, innermost first."""
         return ancestors(self.parent, index)
+
+    def chains(self, rows: Iterable[int] | np.ndarray) -> list[list[int]]:
+        """`chain` of every row at once."""
+        return ancestor_lists(self.parent, rows if isinstance(rows, np.ndarray) else list(rows))
+
+    def along(self, chains: list[list[int]]) -> list[list[tuple[str, str]]]:
+        """(name, category) of the events of each chain, gathered for every chain at once."""
+        rows = np.fromiter(itertools.chain.from_iterable(chains), np.int64)
+        names = self.name_vocabulary[self.name_codes[rows]].tolist()
+        cats = self.cat_vocabulary[self.cat_codes[rows]].tolist()
+        out = []
+        start = 0
+        for links in chains:
+            end = start + len(links)
+            out.append(list(zip(names[start:end], cats[start:end], strict=True)))
+            start = end
+        return out
 
     def op_names(self, chain: list[int]) -> list[str]:
         """Names of the ``cpu_op`` events in ``chain`` (innermost first)."""

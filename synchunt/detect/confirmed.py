@@ -34,7 +34,7 @@ def confirmed_syncs(trace: Trace, columns: Columns) -> list[Candidate]:
         cause = next((a for a in columns.chain(i)
                       if columns.cats[a] == vocab.CPU_OP and columns.names[a] in op_names), i)
         groups.setdefault(cause, []).append(i)
-    issued = _copies_by_issuer(columns, memcpys)
+    issued = _copies_by_issuer(columns, memcpys, list(groups))
     candidates = []
     for cause, calls in groups.items():
         call_names = [columns.names[c] for c in calls]
@@ -96,7 +96,17 @@ _SKIPPED, _UNNAMED = object(), object()  # a call known not to block; one the ca
 
 
 def _has_id(correlation: np.ndarray, ids: list[int]) -> np.ndarray:
-    return np.isin(correlation, np.asarray(ids, dtype=np.int64)) if ids else np.zeros(len(correlation), dtype=bool)
+    """Whether each row's correlation id is one of ``ids`` (non-negative): a mark per id when their range is
+    small, which is the usual case (Kineto numbers its correlation ids from 0)."""
+    if not ids:
+        return np.zeros(len(correlation), dtype=bool)
+    wanted = np.asarray(ids, dtype=np.int64)
+    top = int(wanted.max())
+    if top > 8 * len(correlation) + (1 << 22):
+        return np.isin(correlation, wanted)
+    marks = np.zeros(top + 2, dtype=bool)  # the last mark, never set, answers for ids out of range
+    marks[wanted] = True
+    return marks[np.where((correlation >= 0) & (correlation <= top), correlation, top + 1)]
 
 
 def _blocks_only_into_pageable(name: str) -> bool:
@@ -111,19 +121,24 @@ def _sync_kinds(trace: Trace, columns: Columns) -> dict[int, str]:
     return {int(c): str(k) for c, k in zip(columns.correlation[mask], kinds, strict=True) if c >= 0 and k}
 
 
-def _copies_by_issuer(columns: Columns, memcpys: dict[int, str]) -> dict[int, list[str]]:
-    """Each op → the copy activities issued by runtime calls at most four levels below it (one pass)."""
+def _copies_by_issuer(columns: Columns, memcpys: dict[int, str], causes: list[int]) -> dict[int, list[str]]:
+    """Each cause → the copy activities issued by runtime calls at most four levels below it, in the order of
+    those calls (the four enclosing levels of every launching call at once, then only the pairs that name a
+    cause)."""
     issued: dict[int, list[str]] = {}
     runtime = columns.in_categories(vocab.RUNTIME_CATEGORIES)
-    launched = runtime & _has_id(columns.correlation, [corr for corr, name in memcpys.items() if name])
-    for i in np.flatnonzero(launched).tolist():
-        name = memcpys[int(columns.correlation[i])]
-        current = int(columns.parent[i])
-        for _ in range(4):
-            if current < 0:
-                break
-            issued.setdefault(current, []).append(name)
-            current = int(columns.parent[current])
+    launched = np.flatnonzero(runtime & _has_id(columns.correlation, [c for c, name in memcpys.items() if name]))
+    if not len(launched) or not causes:
+        return issued
+    parent = columns.parent
+    levels = [parent[launched]]
+    for _ in range(3):
+        above = levels[-1]
+        levels.append(np.where(above >= 0, parent[np.maximum(above, 0)], -1))
+    table = np.stack(levels, axis=1)
+    names = [memcpys[c] for c in columns.correlation[launched].tolist()]
+    for row, level in zip(*np.nonzero(np.isin(table, np.asarray(causes, dtype=np.int64))), strict=True):
+        issued.setdefault(int(table[row, level]), []).append(names[row])
     return issued
 
 

@@ -19,14 +19,15 @@ def split_profiler_syncs(candidates: list[Candidate], columns: Columns) -> tuple
     last runtime call."""
     kept, own = [], []
     lasts = _ThreadLasts(columns)
-    for candidate in candidates:
-        (own if _is_profilers(candidate, columns, lasts) else kept).append(candidate)
+    chains = columns.chains([candidate.event for candidate in candidates])
+    for candidate, chain, along in zip(candidates, chains, columns.along(chains), strict=True):
+        (own if _is_profilers(candidate, chain, along, columns, lasts) else kept).append(candidate)
     return kept, own
 
 
-def _is_profilers(candidate: Candidate, columns: Columns, lasts: _ThreadLasts) -> bool:
-    chain = columns.chain(candidate.event)
-    frames = [columns.names[a] for a in chain if columns.cats[a] == vocab.PYTHON_FUNCTION]
+def _is_profilers(candidate: Candidate, chain: list[int], along: list[tuple[str, str]], columns: Columns,
+                  lasts: _ThreadLasts) -> bool:
+    frames = [n for n, c in along if c == vocab.PYTHON_FUNCTION]
     if any(frame.startswith(PROFILER_OWN_SYNC.frames) for frame in frames):
         return True
     if candidate.rule != PROFILER_OWN_SYNC.calls_kind or chain or frames:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from synchunt.trace import Trace, vocab
+from synchunt.trace.table import compact
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,10 +117,13 @@ def _host_lanes(trace: Trace) -> np.ndarray:
     codes = np.full(len(trace), -1, dtype=np.int64)
     if not len(host):
         return codes
-    _, first, inverse = np.unique(trace.thread_lanes[0][host], return_index=True, return_inverse=True)
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    codes[host] = rank[inverse.reshape(-1)]
+    lanes = trace.thread_lanes[0][host]
+    first = np.full(int(lanes.max()) + 1, len(lanes), dtype=np.int64)
+    np.minimum.at(first, lanes, np.arange(len(lanes)))  # where each lane first appears
+    seen = np.flatnonzero(first < len(lanes))
+    rank = np.full(len(first), -1, dtype=np.int64)
+    rank[seen[np.argsort(first[seen], kind="stable")]] = np.arange(len(seen))
+    codes[host] = rank[lanes]
     return codes
 
 
@@ -143,7 +147,7 @@ def _launches(trace: Trace, host_lane: np.ndarray, correlation: np.ndarray) -> t
 
 def _by_launch(launch_ts: np.ndarray, launch_lane: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     out = {}
-    for lane in np.unique(launch_lane[launch_lane >= 0]).tolist():
+    for lane in compact(launch_lane[launch_lane >= 0])[0].tolist():
         positions = np.flatnonzero(launch_lane == lane)
         order = np.argsort(launch_ts[positions], kind="stable")
         out[int(lane)] = (launch_ts[positions][order], positions[order])

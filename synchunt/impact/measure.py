@@ -43,6 +43,8 @@ def measure(trace: Trace, detection: Detection) -> tuple[SyncImpact, ...]:
     records = detection.records
     if not records:
         return ()
+    if not any(r.confirmed and r.runtime_events for r in records):  # nothing waited on a device: no index needed
+        return tuple(SyncImpact(host_stall_us=float(r.stall_us)) for r in records)
     index = ActivityIndex.of(trace)
     names = _Names(trace)
     plans = plan(trace, records, index, names.names, names.name_codes)

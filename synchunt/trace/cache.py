@@ -8,8 +8,8 @@ upgrading synchunt, misses. Entries live in the user's cache folder (``$SYNCHUNT
 is given. The cache is best effort: an unreadable entry is a miss, a failed write is ignored.
 
 An entry is one file: a header (msgpack: metadata, threads, vocabularies, where each column lies) and the
-columns' raw bytes, each aligned to 64 bytes, ids narrowed to the smallest integer type that holds them. A hit
-memory-maps the file: a column is read (and widened back) only when analysis first touches it, and nothing but
+columns' raw bytes, each aligned to 64 bytes (codes in the smallest integer type that holds them). A hit
+memory-maps the file: a column is read only when analysis first touches it, in place (no copy), and nothing but
 numpy and msgspec is imported.
 """
 
@@ -150,7 +150,7 @@ def write_entry(trace: Trace, target: Path) -> None:
     present = table.keys
     for key in _STORED_ARRAYS:
         if key in present:
-            arrays[key] = place(_narrow(table.array(key)))
+            arrays[key] = place(table.array(key))  # as analysis reads it: mapped, not converted
     for key in IDS:
         codes, vocabulary = table.id_codes(key)
         coded[key] = (place(_narrow(codes)), vocabulary)
@@ -206,8 +206,8 @@ def read_entry(path: Path, entry: Path) -> Trace:
 
 
 def _narrow(values: np.ndarray) -> np.ndarray:
-    """Integers in the smallest type that holds them all (floats as they are)."""
-    if values.dtype.kind != "i" or not len(values):
+    """Codes in the smallest integer type that holds them all."""
+    if not len(values):
         return values
     low, high = int(values.min()), int(values.max())
     for kind in (np.int8, np.int16, np.int32):

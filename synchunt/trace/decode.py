@@ -26,6 +26,7 @@ from synchunt.trace.columns import ColumnChunk, merge, reduce_fast, reduce_loose
 from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import DEFAULT_MAX_BYTES, ByteStream, PartialRead, check_file, read_bytes
 
+READ_BYTES = 1 << 20
 _ONE_SHOT_ROWS = 200_000  # events reduced to columns at a time after a one-shot decode
 
 
@@ -46,7 +47,7 @@ class SliceError(Exception):
     """A slice that is not a JSON array of events."""
 
 
-def decode_slice(payload: bytes, fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
+def decode_slice(payload: bytes | memoryview, fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
     """One slice (a JSON array of events) → its columns. Module-level so worker processes can run it."""
     try:
         return reduce_fast(schema.FAST_EVENTS_DECODERS[fields.name].decode(payload), fields)
@@ -83,16 +84,18 @@ def decode(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, pool: Executor | N
 
 def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes: int,
               fields: FieldSet) -> DecodedTrace:
-    stream = ByteStream(path, max_bytes=max_bytes)
+    # Blocks much smaller than a slice: after each cut only the tail of one block is left to move up.
+    stream = ByteStream(path, max_bytes=max_bytes, reuse=True, block_bytes=READ_BYTES)
     splitter = EventSplitter(slice_bytes)
     endings: list[Ending] = []
 
-    def slices() -> Iterator[bytes]:
+    def slices() -> Iterator[bytes | memoryview]:
         reported = 0
         for block in stream:
             task.advance(stream.compressed_read - reported)
             reported = stream.compressed_read
-            yield from splitter.feed(block)
+            # in this process a slice is decoded where it lies; workers need bytes of their own
+            yield from splitter.feed(block) if pool.parallel else splitter.views(block)
         ending = splitter.finish()
         endings.append(ending)
         yield from ending.slices

@@ -13,7 +13,15 @@ import numpy as np
 from synchunt.trace import vocab
 from synchunt.trace.decode import DecodedTrace
 from synchunt.trace.source import PartialRead
-from synchunt.trace.table import CODED, IDS, CodedColumn, EventTable, first_appearance_codes, vocabulary_array
+from synchunt.trace.table import (
+    CODED,
+    IDS,
+    CodedColumn,
+    EventTable,
+    compact,
+    first_appearance_codes,
+    vocabulary_array,
+)
 from synchunt.trace.tree import containment
 
 if TYPE_CHECKING:
@@ -143,7 +151,7 @@ class Trace:
         pid_codes, pids = self.table.id_codes("pid")
         tid_codes, tids = self.table.id_codes("tid")
         width = max(len(tids), 1)
-        distinct, codes = np.unique(pid_codes * width + tid_codes, return_inverse=True)
+        distinct, codes = compact(pid_codes * width + tid_codes)
         pairs = [(pids[code // width], tids[code % width]) for code in distinct.tolist()]
         return codes.reshape(-1).astype(np.int64), pairs
 
@@ -170,7 +178,7 @@ _FIELDS = ("path", "table", "thread_rows", "metadata", "partial")
 def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
     """The distinct (pid, tid) pairs of the host events, as Python values."""
     codes, pairs = trace.thread_lanes
-    return [pairs[code] for code in np.unique(codes[trace.in_categories(vocab.HOST_CATEGORIES)]).tolist()]
+    return [pairs[code] for code in compact(codes[trace.in_categories(vocab.HOST_CATEGORIES)])[0].tolist()]
 
 
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -236,7 +244,7 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
 def factorize(values: np.ndarray) -> np.ndarray:
     """A code per distinct value (int64): sorted for numbers; by first appearance for ids of mixed types."""
     if values.dtype != object:
-        return np.unique(values, return_inverse=True)[1].astype(np.int64).reshape(-1)
+        return compact(values)[1]
     return first_appearance_codes(values.tolist())[0]
 
 

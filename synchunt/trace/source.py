@@ -68,10 +68,12 @@ class ByteStream:
     ``truncated``; corrupt compressed data and more than ``max_bytes`` of output are TraceErrors.
     """
 
-    def __init__(self, path: Path, *, block_bytes: int = BLOCK_BYTES, max_bytes: int = DEFAULT_MAX_BYTES):
+    def __init__(self, path: Path, *, block_bytes: int = BLOCK_BYTES, max_bytes: int = DEFAULT_MAX_BYTES,
+                 reuse: bool = False):
         self.path = path
         self.block_bytes = block_bytes
         self.max_bytes = max_bytes
+        self.reuse = reuse  # plain files: each block is a view of one buffer, valid until the next block
         self.bytes_read = 0
         self.compressed_read = 0
         self.truncated = False
@@ -84,7 +86,7 @@ class ByteStream:
     def close(self) -> None:
         self._handle.close()
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[bytes | memoryview]:
         try:
             first = self._read(self.block_bytes)
             blocks = self._gunzip(first) if first[:2] == _GZIP_MAGIC else self._plain(first)
@@ -105,11 +107,27 @@ class ByteStream:
         self.compressed_read += len(data)
         return data
 
-    def _plain(self, first: bytes) -> Iterator[bytes]:
-        block = first
-        while block:
-            yield block
+    def _plain(self, first: bytes) -> Iterator[bytes | memoryview]:
+        yield first
+        if not first:
+            return
+        if not self.reuse:
             block = self._read(self.block_bytes)
+            while block:
+                yield block
+                block = self._read(self.block_bytes)
+            return
+        buffer = bytearray(self.block_bytes)  # read into one buffer: no fresh pages per block
+        with memoryview(buffer) as view:
+            while True:
+                try:
+                    count = self._handle.readinto(view)
+                except OSError as error:
+                    raise TraceError(f"cannot read trace {self.path}: {error.strerror or error}") from None
+                if not count:
+                    return
+                self.compressed_read += count
+                yield view[:count]
 
     def _gunzip(self, first: bytes) -> Iterator[bytes]:
         inflater = zlib.decompressobj(wbits=31)

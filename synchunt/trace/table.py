@@ -2,9 +2,9 @@
 
 Detection and attribution read these arrays directly; ``Trace.events`` (a pandas DataFrame) is built from them
 only when asked for, so analysing a trace never imports pandas. Numbers and ids are arrays; strings and raw
-arguments are codes (int32, -1: missing) into a vocabulary of distinct values, each stored once. A column may
-arrive narrower than its canonical dtype (the cache stores ids as int32 where they fit): it is widened on first
-read, so every reader sees the dtypes below. Ids may be given coded (codes into the distinct ids): the id array
+arguments are codes (a signed integer array, int32 or narrower; -1: missing) into a vocabulary of distinct
+values, each stored once. A numeric column arriving in another dtype is converted on first read, so every reader
+sees the dtypes below. Ids may be given coded (codes into the distinct ids): the id array
 is built on first read, and `id_codes` uses the codes as they are.
 """
 
@@ -29,7 +29,7 @@ FRAME_COLUMNS = ("name", "cat", "pid", "tid", "ts", "dur", "end", "correlation",
 
 @dataclass(frozen=True, eq=False)
 class CodedColumn:
-    """``codes`` (int32, -1: missing) into ``vocabulary`` (an object array of distinct values)."""
+    """``codes`` (int8 to int32, -1: missing) into ``vocabulary`` (an object array of distinct values)."""
 
     codes: np.ndarray
     vocabulary: np.ndarray
@@ -53,6 +53,21 @@ def _id_array(column: CodedColumn) -> np.ndarray:
         except OverflowError:
             pass
     return column.vocabulary[column.codes]
+
+
+def compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for non-negative integer codes, without sorting when their range
+    is small (a mark per possible code): the distinct codes ascending, and each one's position among them."""
+    codes = np.asarray(codes)
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    size = int(codes.max()) + 1
+    if int(codes.min()) < 0 or size > 4 * len(codes) + 4096:
+        distinct, inverse = np.unique(codes, return_inverse=True)
+        return distinct.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+    present = np.zeros(size, dtype=bool)
+    present[codes] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[codes]
 
 
 def first_appearance_codes(items: Iterable[Any], count: int | None = None) -> tuple[np.ndarray, list[Any]]:
@@ -113,10 +128,7 @@ class EventTable:
     def coded(self, key: str) -> CodedColumn:
         value = self._coded[key]
         if callable(value):
-            value = value()
-        if value.codes.dtype != np.int32:
-            value = CodedColumn(value.codes.astype(np.int32), value.vocabulary)
-        self._coded[key] = value
+            value = self._coded[key] = value()
         return value
 
     def id_codes(self, key: str) -> tuple[np.ndarray, list[Any]]:
@@ -130,8 +142,8 @@ class EventTable:
             if values.dtype == object:
                 self._id_codes[key] = first_appearance_codes(values.tolist())
             else:
-                distinct, codes = np.unique(values, return_inverse=True)
-                self._id_codes[key] = codes.reshape(-1).astype(np.int64), distinct.tolist()
+                distinct, codes = compact(values)
+                self._id_codes[key] = codes, distinct.tolist()
         return self._id_codes[key]
 
     def codes_of(self, key: str, wanted: Iterable[Any]) -> np.ndarray:

@@ -16,6 +16,7 @@ one (overlapping, not nested, events), that lane is handed to the sweep. Device 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
@@ -53,7 +54,9 @@ def sweep_order(group: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndarra
     start = ts[order]
     tied = np.flatnonzero(start[1:] == start[:-1])
     if len(tied):
-        members = np.unique(np.concatenate([tied, tied + 1]))  # every position in a run of equal starts
+        in_run = np.zeros(len(order), dtype=bool)
+        in_run[tied] = in_run[tied + 1] = True
+        members = np.flatnonzero(in_run)  # every position in a run of equal starts
         run = np.cumsum(np.concatenate(([True], start[1:] != start[:-1])))[members]
         within = order[members]
         order[members] = within[np.lexsort((-dur[within], run))]  # stable: equal durations keep file order
@@ -187,3 +190,18 @@ def ancestors(parent: np.ndarray, index: int) -> list[int]:
         chain.append(current)
         current = int(parent[current])
     return chain
+
+
+def ancestor_lists(parent: np.ndarray, rows: Sequence[int] | np.ndarray) -> list[list[int]]:
+    """`ancestors` of many events at once: one numpy step per tree level for all of them."""
+    rows = np.asarray(rows, dtype=np.int64)
+    levels = []
+    current = parent[rows] if len(rows) else rows
+    while len(levels) < len(parent) and bool((current >= 0).any()):
+        levels.append(current)
+        current = np.where(current >= 0, parent[np.maximum(current, 0)], -1)
+    if not levels:
+        return [[] for _ in range(len(rows))]
+    table = np.stack(levels, axis=1)
+    depths = (table >= 0).sum(axis=1).tolist()  # a chain ends at its first -1 and stays there
+    return [chain[:depth] for chain, depth in zip(table.tolist(), depths, strict=True)]

@@ -89,3 +89,13 @@ def test_sweep_order_is_the_lexicographic_order(seed):
         order = np.argsort(ts, kind="stable")  # nearly sorted input, as traces are written
         ts, dur, group = ts[order], dur[order], group[order]
     assert np.array_equal(tree.sweep_order(group, ts, dur), np.lexsort((-dur, ts, group)))
+
+
+def test_ancestor_lists_equal_one_walk_per_event():
+    rng = np.random.default_rng(3)
+    ts, dur = random_nesting(rng, 2000, integer=False)
+    parent, _ = containment(np.zeros(len(ts), dtype=np.int64), ts, dur, eps=0.01)
+    rows = rng.integers(0, len(ts), 300)
+    assert tree.ancestor_lists(parent, rows) == [tree.ancestors(parent, int(r)) for r in rows]
+    assert tree.ancestor_lists(parent, []) == []
+    assert tree.ancestor_lists(np.full(4, -1), [0, 3]) == [[], []]
