@@ -214,3 +214,33 @@ def build_source_map(project_root: str, *, library_packages: Sequence[str], user
             continue
         user[trace_name(file, prefixes)] = module
     return SourceMap(os.path.abspath(project_root), entries, user)
+
+
+MAX_SOURCE_BYTES = 4 << 20  # a source file, not a data file named .py
+
+
+def source_roots(metadata: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The folders captures named their files relative to: each project root, then its search path."""
+    roots: list[str] = []
+    for meta in metadata:
+        sources = SourceMap.from_metadata(meta)
+        if sources is not None:
+            roots += [sources.project_root, *(entry.path for entry in sources.search_path)]
+    return list(dict.fromkeys(roots))
+
+
+def find_source(name: str, roots: Iterable[str] = ()) -> str | None:
+    """The readable ``.py`` file a trace's frame name stands for: as named, under one of ``roots``, or under the
+    working directory; ``None`` otherwise (a trace from another machine, a file that moved, not Python source).
+    Only regular ``.py`` files up to :data:`MAX_SOURCE_BYTES` qualify, so a hostile trace cannot make synchunt
+    read arbitrary local files."""
+    if not name.endswith(".py") or name.startswith("<"):
+        return None
+    candidates = [name] if os.path.isabs(name) else [*(os.path.join(root, name) for root in roots), name]
+    for candidate in candidates:
+        try:
+            if os.path.isfile(candidate) and os.path.getsize(candidate) <= MAX_SOURCE_BYTES:
+                return os.path.abspath(candidate)
+        except OSError:
+            continue
+    return None

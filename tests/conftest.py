@@ -6,16 +6,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from shared_traces import shared_trace_path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_TRACES = REPO_ROOT.parent / "shared" / "traces" / "hta"
+@pytest.fixture(scope="session")
+def shared_trace() -> Callable[[str], Path]:
+    """``shared_trace("hta/amd_trace/…json.gz")``: a real trace from ``../shared/traces`` (skips when absent)."""
+    return shared_trace_path
 
 
 @pytest.fixture(scope="session")
 def hta_traces() -> Path:
-    if not SHARED_TRACES.is_dir():
-        pytest.skip(f"the shared HTA traces are not beside the checkout ({SHARED_TRACES})")
-    return SHARED_TRACES
+    return shared_trace_path("hta")
 
 
 @pytest.fixture(scope="session")

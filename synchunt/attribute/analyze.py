@@ -7,12 +7,17 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
+import msgspec
+import numpy as np
+
 from synchunt.attribute.enrich import attribute, set_aside_calls
 from synchunt.attribute.guard_merge import guard_records, merge_guard
-from synchunt.attribute.model import Analysis, PartialRead, TraceInfo
+from synchunt.attribute.lines import exact_lines
+from synchunt.attribute.model import Analysis, Collectives, PartialRead, Sync, TraceInfo
 from synchunt.attribute.sources import split_sources
 from synchunt.detect import Mode, analysis_fields, detect
 from synchunt.errors import UsageError
+from synchunt.impact.collectives import _collectives, _earliest
 from synchunt.sites import PROFILER_STEP, FrameFilter
 from synchunt.trace import LoadOptions, Trace, host_lanes, map_traces, vocab
 from synchunt.trace.table import compact
@@ -45,8 +50,9 @@ def analyze(sources: Source | Iterable[Source], *, mode: Mode | str = Mode.AUTO,
         raise UsageError("--mode confirmed needs runtime evidence, and these traces have no device activity; "
                          "use --mode auto or latent for CPU-only traces")
     everything = [*saved, *parts]
-    result = Analysis(tuple(info for a in everything for info in a.traces),
-                      tuple(record for a in everything for record in a.records), {"mode": mode.value})
+    infos = tuple(info for a in everything for info in a.traces)
+    records = with_collective_delays(infos, tuple(record for a in everything for record in a.records))
+    result = Analysis(infos, records, {"mode": mode.value})
     return filter_analysis(result, thread=thread, scope=scope)
 
 
@@ -59,7 +65,7 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
     thread = next((r.thread for r in records if r.thread.name == profiled), None)
     records = merge_guard(records, guard_records(trace.synchunt), trace=str(trace.path), rank=trace.rank,
                           thread=thread, confirmed_only=detection.mode is Mode.CONFIRMED)
-    return Analysis((info,), records, {"mode": mode.value})
+    return Analysis((info,), exact_lines(records, trace), {"mode": mode.value})
 
 
 def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
@@ -72,7 +78,53 @@ def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
                      set_aside=set_aside,
                      partial=None if partial_read is None else PartialRead(
                          bytes_read=partial_read.bytes_read, events_read=partial_read.events_read,
-                         reason=partial_read.reason))
+                         reason=partial_read.reason),
+                     collectives=_trace_collectives(trace))
+
+
+def _trace_collectives(trace: Trace) -> Collectives | None:
+    starts, kernels = _collectives(trace)
+    if not kernels:
+        return None
+    names = tuple(dict.fromkeys(kernels))
+    number = {name: k for k, name in enumerate(names)}
+    return Collectives(names=names, kernels=tuple(number[name] for name in kernels),
+                       start_us=tuple(float(t) for t in starts))
+
+
+def with_collective_delays(infos: tuple[TraceInfo, ...], records: tuple[Sync, ...]) -> tuple[Sync, ...]:
+    """Each confirmed sync's ``collective_delay_us``: how much later than the earliest rank its rank started the
+    first collective after the sync returned (matched by ordinal, as ``synchunt.impact.collective_delays``).
+
+    Only among two or more traces with collectives and distinct known ranks: the ranks of one job. Traces of two
+    runs (a before and an after, or rank 0 twice) have nothing to match."""
+    ranked = [(info.path, info.rank, info.collectives) for info in infos if info.collectives is not None]
+    ranks = [rank for _, rank, _ in ranked]
+    if len(ranked) < 2 or None in ranks or len(set(ranks)) != len(ranks):
+        return records
+    per_rank = {path: (np.asarray(c.start_us, dtype=np.float64), [c.names[k] for k in c.kernels])
+                for path, _, c in ranked}
+    earliest = _earliest([per_rank[path] for path, _, _ in ranked], [int(rank or 0) for rank in ranks])
+    out = []
+    for record in records:
+        collectives = per_rank.get(record.trace)
+        if collectives is None:
+            out.append(record)
+            continue
+        out.append(msgspec.structs.replace(record, collective_delay_us=_delay(record, *collectives, earliest)))
+    return tuple(out)
+
+
+def _delay(record: Sync, starts: np.ndarray, names: list[str],
+           earliest: dict[int, tuple[str, float, int, int]]) -> float | None:
+    returned = record.impact.returned_us if record.confirmed and record.impact is not None else None
+    if returned is None:
+        return None
+    ordinal = int(np.searchsorted(starts, returned, side="left"))
+    match = earliest.get(ordinal) if ordinal < len(starts) else None
+    if match is None or match[0] != names[ordinal]:
+        return None
+    return float(starts[ordinal]) - match[1]
 
 
 def filter_analysis(analysis: Analysis, *, thread: str | None = None, scope: str | None = None) -> Analysis:

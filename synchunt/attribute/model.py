@@ -70,6 +70,9 @@ class Sync(msgspec.Struct, frozen=True):
     rank: int | None
     trace: str
     signals: tuple[str, ...] = ("trace",)  # what saw it: the trace, the runtime guard (during a capture), both
+    # Across ranks: how much later than the earliest rank this rank entered its next collective after the sync
+    # (µs, the stall propagated to every peer); None when unknown (one rank, latent, no matched collective).
+    collective_delay_us: float | None = None
 
     @property
     def device_idle_us(self) -> float | None:
@@ -114,6 +117,15 @@ class PartialRead(msgspec.Struct, frozen=True):
     reason: str
 
 
+class Collectives(msgspec.Struct, frozen=True):
+    """One rank's collective kernels (NCCL/RCCL) in start order: the k-th is ``names[kernels[k]]`` and starts at
+    ``start_us[k]``. Kept per trace so that ranks analysed apart can be matched by ordinal afterwards."""
+
+    names: tuple[str, ...]
+    kernels: tuple[int, ...]
+    start_us: tuple[float, ...]
+
+
 class TraceInfo(msgspec.Struct, frozen=True):
     """One analysed trace. ``threads``/``scopes`` list every thread (name and tid) and ``record_function`` scope
     it has, so that a filter naming something absent is refused; ``None`` when unknown (older analyses)."""
@@ -130,6 +142,7 @@ class TraceInfo(msgspec.Struct, frozen=True):
     events: int | None = None
     set_aside: tuple[SetAsideCall, ...] = ()
     partial: PartialRead | None = None
+    collectives: Collectives | None = None  # None: the trace has no collective kernel
 
 
 class Summary(msgspec.Struct, frozen=True):
@@ -163,6 +176,7 @@ class SiteSummary(msgspec.Struct, frozen=True):
     threads: tuple[str, ...]
     device_idle_us: float | None = None
     max_idle_us: float | None = None
+    collective_delay_us: float | None = None  # sum of the known delays; None when none is known
 
 
 def _known_sum(values: list[float | None]) -> float | None:
@@ -197,7 +211,8 @@ def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
             rules=tuple(sorted({m.rule for m in members})), ops=tuple(sorted({m.op for m in members})),
             scopes=dict(Counter(m.scope for m in members)), threads=tuple(sorted({m.thread.name for m in members})),
             device_idle_us=_known_sum([m.device_idle_us for m in members]),
-            max_idle_us=max((m.device_idle_us for m in members if m.device_idle_us is not None), default=None)))
+            max_idle_us=max((m.device_idle_us for m in members if m.device_idle_us is not None), default=None),
+            collective_delay_us=_known_sum([m.collective_delay_us for m in members])))
     return tuple(sorted(sites, key=lambda s: (s.device_idle_us is None, -(s.device_idle_us or 0.0), -s.stall_us,
                                               -s.count)))
 

@@ -10,9 +10,11 @@ from synchunt.attribute.model import SiteSummary, Sync
 
 SYNC_COLUMNS = ["site", "rule", "kind", "confirmed", "op", "op_chain", "runtime", "pid", "tid", "thread", "ts_us",
                 "stall_us", "stall_source", "file", "line", "function", "line_source", "stack", "scope",
-                "scope_chain", "step", "waited_on", "device_idle_us", "direction", "rank", "trace", "signals"]
+                "scope_chain", "step", "waited_on", "device_idle_us", "direction", "rank", "trace", "signals",
+                "collective_delay_us"]
 SITE_COLUMNS = ["site", "key", "file", "line", "function", "line_source", "count", "confirmed", "latent",
-                "stall_us", "max_stall_us", "device_idle_us", "max_idle_us", "rules", "ops", "scopes", "threads"]
+                "stall_us", "max_stall_us", "device_idle_us", "max_idle_us", "rules", "ops", "scopes", "threads",
+                "collective_delay_us"]
 
 
 def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
@@ -38,6 +40,7 @@ def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
         "direction": [r.direction for r in records],
         "rank": pd.array([r.rank for r in records], dtype="Int64"), "trace": [r.trace for r in records],
         "signals": [list(r.signals) for r in records],
+        "collective_delay_us": pd.array([r.collective_delay_us for r in records], dtype="Float64"),
     }
     return pd.DataFrame(columns, columns=SYNC_COLUMNS)
 
@@ -45,7 +48,7 @@ def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
 def sites_frame(sites: tuple[SiteSummary, ...]) -> pd.DataFrame:
     columns = {name: [getattr(s, name) for s in sites] for name in SITE_COLUMNS}
     columns["line"] = pd.array(columns["line"], dtype="Int64")
-    for name in ("device_idle_us", "max_idle_us"):
+    for name in ("device_idle_us", "max_idle_us", "collective_delay_us"):
         columns[name] = pd.array(columns[name], dtype="Float64")
     for name in ("rules", "ops", "threads"):
         columns[name] = [list(v) for v in columns[name]]

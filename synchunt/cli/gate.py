@@ -54,6 +54,8 @@ def gate_command(
     out: Annotated[Path | None, typer.Option(
         "--out", help="With --target: keep the trace in this folder (default: a temporary one).")] = None,
     small: Annotated[bool, typer.Option("--small", help="With --target: the workload's small preset.")] = False,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", min=0.0, help="With --target: stop the target after this many seconds.")] = None,
 ) -> None:
     """Fail CI when traces (or a freshly profiled target) hold more syncs than the baseline and budget allow.
 
@@ -64,12 +66,17 @@ def gate_command(
     `synchunt gate traces/*.json.gz --baseline synchunt-baseline.toml`, or profile and gate in one go:
     `synchunt gate --target hicache-dcp --impl sliced --device cpu`.
     """
+    import dataclasses
+
     from synchunt.attribute import analyze
+    from synchunt.config import load_config
     from synchunt.gate import evaluate, load_baseline
+    from synchunt.gate.configured import configured
+    from synchunt.rules import RULES
 
     items = list(traces or [])
     if target is None:
-        _reject_options(items, out=out, small=small)
+        _reject_options(items, out=out, small=small or timeout is not None)
     from synchunt.cli.analysis import input_files
     from synchunt.files import check_output
 
@@ -80,11 +87,14 @@ def gate_command(
     if output is not None:
         inputs += [baseline] if baseline is not None else []
         check_output(output, inputs=[*inputs, *([write_baseline] if write_baseline else [])], force=force)
+    config = load_config(Path.cwd())  # the project's [tool.synchunt], as `synchunt lint` reads it
+    config.check_codes(tuple(rule.code for rule in RULES))
     allow_list = load_baseline(baseline) if baseline is not None else None
-    with _trace_paths(items, target, out, small) as paths:
-        analysis = analyze(paths, mode=mode.value, thread=thread, scope=scope)
+    with _trace_paths(items, target, out, small, timeout) as paths:
+        analysis, not_counted = configured(analyze(paths, mode=mode.value, thread=thread, scope=scope), config)
     result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict, max_idle_us=max_idle_us,
                       allow_partial=allow_partial)
+    result = dataclasses.replace(result, set_aside_by_config=not_counted)
     if write_baseline is not None:
         result = _write_and_regate(result, allow_list, write_baseline, force=force)
     _emit(result, output_format.value, output, inputs, force)
@@ -96,26 +106,28 @@ def _reject_options(items: list[str], *, out: Path | None, small: bool) -> None:
     if not items:
         raise UsageError("give trace files to gate, or --target NAME to profile one first")
     if out is not None or small:
-        raise UsageError(f"{'--out' if out is not None else '--small'} only applies with --target NAME")
+        raise UsageError(f"{'--out' if out is not None else '--small/--timeout'} only applies with --target NAME")
     unknown = next((item for item in items if item.startswith("-")), None)
     if unknown is not None:
         raise UsageError(f"no such option: {unknown} (workload options need --target NAME)")
 
 
 @contextlib.contextmanager
-def _trace_paths(items: list[str], target: str | None, out: Path | None, small: bool) -> Iterator[list[Path]]:
+def _trace_paths(items: list[str], target: str | None, out: Path | None, small: bool,
+                 timeout: float | None) -> Iterator[list[Path]]:
     """The traces to gate: the given ones, or the one a fresh capture of ``target`` writes."""
     if target is None:
         yield [Path(item) for item in items]
         return
-    from synchunt.capture import CaptureSettings, capture, parse_extra_options, resolve_target
+    from synchunt.capture import CaptureSettings, parse_extra_options
+    from synchunt.capture.isolated import TargetSpec, capture_isolated
     from synchunt.cli.output import note
 
-    resolved = resolve_target(target, parse_extra_options(items), small=small)
+    spec = TargetSpec(target, parse_extra_options(items), small=small)
     with contextlib.ExitStack() as stack:
         folder = out if out is not None else Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="synchunt-gate-")))
-        captured = capture(resolved, folder, CaptureSettings())
+        captured = capture_isolated(spec, folder, CaptureSettings(), timeout_s=timeout)
         if out is not None:
             note(f"trace: {captured.path}")
         yield [captured.path]
@@ -123,6 +135,8 @@ def _trace_paths(items: list[str], target: str | None, out: Path | None, small: 
 
 def _write_and_regate(result: GateResult, previous: Baseline | None, path: Path, *, force: bool) -> GateResult:
     """Write a baseline for the current syncs (keeping the reasons of the baseline in use), then gate against it."""
+    import dataclasses
+
     from synchunt.cli.output import note
     from synchunt.gate import baseline_from_syncs, evaluate, load_baseline, write_baseline
 
@@ -131,9 +145,9 @@ def _write_and_regate(result: GateResult, previous: Baseline | None, path: Path,
     fresh = load_baseline(written)
     noun = "entry" if len(fresh.entries) == 1 else "entries"
     note(f"baseline: wrote {len(fresh.entries)} {noun} to {written}")
-    return evaluate(result.analysis, max_syncs=result.budget, baseline=fresh, strict=result.strict,
-                    today=result.today, max_idle_us=result.idle_budget_us,
-                    allow_partial=result.allow_partial)
+    again = evaluate(result.analysis, max_syncs=result.budget, baseline=fresh, strict=result.strict,
+                     today=result.today, max_idle_us=result.idle_budget_us, allow_partial=result.allow_partial)
+    return dataclasses.replace(again, set_aside_by_config=result.set_aside_by_config)
 
 
 def _emit(result: GateResult, output_format: str, output: Path | None, inputs: list[Path], force: bool) -> None:

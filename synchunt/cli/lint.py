@@ -35,16 +35,32 @@ SelectOpt = Annotated[list[str] | None, typer.Option(
     "--select", help="Only these rule codes or prefixes (SH101, SH1); repeat or separate with commas.")]
 IgnoreOpt = Annotated[list[str] | None, typer.Option(
     "--ignore", help="Skip these rule codes or prefixes; repeat or separate with commas.")]
+ExcludeOpt = Annotated[list[str] | None, typer.Option(
+    "--exclude", help="Skip files and folders matching these glob patterns (relative to the current folder), "
+    "on top of the configuration's `exclude`; repeat or separate with commas.")]
 LintFormatOpt = Annotated[LintFormat, typer.Option(  # type: ignore[valid-type]
     "--format", "-f", help=", ".join(f"{r.name} ({r.description})" for r in FINDING_FORMATS) + ".")]
 FailOnOpt = Annotated[FailOn, typer.Option(
     "--fail-on", help="Exit 1 when a finding has this severity or a higher one.")]
-MinConfidenceOpt = Annotated[MinConfidence, typer.Option(
-    "--min-confidence", help="Report only findings this sure or surer (low-confidence findings are notes).")]
+MinConfidenceOpt = Annotated[MinConfidence | None, typer.Option(
+    "--min-confidence", help="Report only findings this sure or surer (low-confidence findings are notes); "
+    "default: the configuration's `min-confidence`, else medium.", show_default=False)]
 
 
-def _codes(values: list[str] | None) -> list[str]:
-    return [code for value in values or () for code in value.split(",") if code.strip()]
+def _codes(values: list[str] | None, upper: bool = True) -> list[str]:
+    found = [item.strip() for value in values or () for item in value.split(",") if item.strip()]
+    return [item.upper() for item in found] if upper else found
+
+
+def _common_folder(paths: list[Path]) -> Path:
+    """Where to look for the configuration: the folder holding every path given (else the current one)."""
+    import os
+
+    try:
+        common = Path(os.path.commonpath([os.path.abspath(path) for path in paths]))
+    except ValueError:  # paths on different drives
+        return Path.cwd()
+    return common if common.is_dir() else common.parent
 
 
 @app.command("lint")
@@ -52,9 +68,10 @@ def lint_command(
     paths: SourcePaths,
     select: SelectOpt = None,
     ignore: IgnoreOpt = None,
+    exclude: ExcludeOpt = None,
     output_format: LintFormatOpt = LintFormat(FINDING_FORMATS.default),  # noqa: B008
     fail_on: FailOnOpt = FailOn.warning,
-    min_confidence: MinConfidenceOpt = MinConfidence.medium,
+    min_confidence: MinConfidenceOpt = None,
     output: OutputOpt = None,
     force: ForceOpt = False,
 ) -> None:
@@ -62,20 +79,30 @@ def lint_command(
 
     Severity: error inside loops and `with ...stream(...)` blocks, warning elsewhere, note when unsure.
 
-    Silence a line with `# synchunt: ignore[SH101] -- reason`.
+    Silence a line with `# synchunt: ignore[SH101] -- reason`. Project settings (select, ignore,
+    min-confidence, exclude, per-file-ignores) come from `[tool.synchunt]` in the nearest pyproject.toml;
+    --select replaces the configured selection and its ignores, --ignore and --exclude add to them.
 
-    Exit status: 0 clean; 1 findings at or above --fail-on; 2 a missing path or a file that does not parse.
+    Exit status: 0 clean; 1 findings at or above --fail-on; 2 a missing path, a bad configuration or a file
+    that does not parse.
     """
-    from synchunt.lint import iter_python_files, lint_paths
+    from synchunt.config import load_config
+    from synchunt.lint import FileFilter, iter_python_files, lint_paths
     from synchunt.rules import RULES
 
-    files = list(iter_python_files(paths))
+    config = load_config(_common_folder(paths))
+    config.check_codes(tuple(rule.code for rule in RULES))
+    selected = _codes(select)
+    ignored = [*_codes(ignore), *([] if selected else config.ignore)]
+    confidence = Confidence(min_confidence.value) if min_confidence is not None else (
+        config.min_confidence or Confidence.MEDIUM)
+    files = list(iter_python_files(paths, FileFilter(_codes(exclude, upper=False), config.exclude, config.root)))
     if output is not None:
         from synchunt.files import check_output
 
         check_output(output, inputs=files, force=force)
-    findings = lint_paths(files, select=_codes(select), ignore=_codes(ignore),
-                          min_confidence=Confidence(min_confidence.value))
+    findings = lint_paths(files, select=selected or config.select, ignore=ignored, min_confidence=confidence,
+                          config=config)
     report = FindingSet(tuple(findings), tool="synchunt lint", files_checked=len(files),
                         rule_codes=tuple(rule.code for rule in RULES if rule.has_static_form))
     emit(FINDING_FORMATS, output_format.value, report, output, inputs=files, force=force)

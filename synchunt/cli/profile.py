@@ -35,6 +35,8 @@ def profile_command(
         "--project-root", help="Name the target's files relative to this folder (default: the nearest folder "
         "above the target with pyproject.toml, setup.py, setup.cfg or .git, else the working directory).")] = None,
     report: Annotated[bool, typer.Option("--report/--no-report", help="Write the HTML stall report.")] = True,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", min=0.0, help="Stop the target after this many seconds (it runs in a child process).")] = None,
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
     mode: ModeOpt = Mode.auto,
@@ -46,15 +48,21 @@ def profile_command(
     """Run TARGET under torch.profiler, save the trace, then analyze it (e.g. `synchunt profile hicache-dcp
     --impl masked --device cpu`, `synchunt profile myserve.sched:step --setup make_state --n 8`)."""
     from synchunt.attribute import analyze
-    from synchunt.capture import CaptureSettings, capture, parse_extra_options, resolve_target
+    from synchunt.capture import CaptureSettings, parse_extra_options
+    from synchunt.capture.isolated import TargetSpec, capture_isolated
     from synchunt.capture.profiler import import_torch
     from synchunt.cli.report import write_report
     from synchunt.trace import load_trace
 
     import_torch()  # before the target's code imports it: one line that says what to install
-    resolved = resolve_target(target, parse_extra_options(list(ctx.args)), small=small, setup=setup, device=device,
-                              project_root=project_root)
-    captured = capture(resolved, out, CaptureSettings(warmup=warmup, iterations=iterations, guard=guard))
+    if output is not None:
+        from synchunt.files import check_output
+
+        check_output(output, force=force)  # before a long capture
+    spec = TargetSpec(target, parse_extra_options(list(ctx.args)), small=small, setup=setup, device=device,
+                      project_root=str(project_root) if project_root is not None else None)
+    captured = capture_isolated(spec, out, CaptureSettings(warmup=warmup, iterations=iterations, guard=guard),
+                                timeout_s=timeout)
     for line in captured.notes:
         note(f"note: {line}")
     note(f"trace: {captured.path}")

@@ -52,6 +52,7 @@ class GateResult:
     idle_budget_us: float | None = None
     missing_evidence: tuple[str, ...] = ()  # why there is nothing to judge (exit 2), e.g. a trace with no events
     allow_partial: bool = False
+    set_aside_by_config: int = 0  # syncs [tool.synchunt] keeps the gate from counting
 
     @cached_property
     def counted(self) -> tuple[Sync, ...]:

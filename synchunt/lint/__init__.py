@@ -2,24 +2,30 @@
 
 - ``lint_source(text, filename)`` → findings for one module
 - ``lint_paths(paths, select=..., ignore=...)`` → findings for files and directory trees (``*.py``)
+- ``locate(source, filename, def_line, function, rule_codes)`` → the lines of a function that match rules
 
-Files that cannot be parsed become findings with code :data:`PARSE_ERROR` and ``is_problem=True``.
+Files that cannot be parsed (or are too deeply nested to analyse) become findings with code
+:data:`PARSE_ERROR` and ``is_problem=True``.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from synchunt.config import SynchuntConfig
 from synchunt.errors import UsageError
 from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.engine import ModuleLinter, build_plan
+from synchunt.lint.files import FileFilter, iter_python_files
+from synchunt.lint.locate import Located, locate
 from synchunt.rules import RULES, Rule
 
 PARSE_ERROR = "SH000"
-_SKIPPED_DIRECTORIES = frozenset({".git", ".hg", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
-                                  ".ruff_cache", ".pytest_cache", "node_modules", "build", "dist"})
+_RECURSION_LIMIT = 12_000
 
 
 def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
@@ -45,52 +51,61 @@ def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] 
         tree = ast.parse(text, filename=filename)
     except (SyntaxError, ValueError) as error:  # ValueError: source with NUL bytes
         return [_parse_problem(filename, error)]
-    findings = ModuleLinter(tree, text, filename, build_plan(active)).run()
+    except (RecursionError, MemoryError) as error:
+        return [_nesting_problem(filename, error)]
+    try:
+        with _deep_recursion():
+            findings = ModuleLinter(tree, text, filename, build_plan(active)).run()
+    except (RecursionError, MemoryError) as error:  # deeper than even that
+        return [_nesting_problem(filename, error)]
+    except Exception as error:  # a bug of the lint costs that file, never the run or a traceback
+        return [Finding(PARSE_ERROR, f"cannot lint: internal error ({type(error).__name__}: {error}); please "
+                        "report it with this file", filename, 1, severity=Severity.ERROR,
+                        confidence=Confidence.HIGH, is_problem=True)]
     kept = [finding for finding in findings if finding.confidence.at_least(min_confidence)]
     return sorted(kept, key=lambda finding: finding.sort_key)
 
 
 def lint_paths(paths: Iterable[str | Path], *, select: Iterable[str] | None = None,
                ignore: Iterable[str] | None = None, min_confidence: Confidence = Confidence.LOW,
-               rules: Sequence[Rule] | None = None) -> list[Finding]:
+               rules: Sequence[Rule] | None = None, exclude: Sequence[str] = (),
+               config: SynchuntConfig | None = None) -> list[Finding]:
     """Findings in every file given and every ``*.py`` under the directories given.
 
-    A path that does not exist raises :class:`UsageError`; a file that cannot be read or parsed becomes
-    one problem finding (code ``SH000``) and the others are still linted.
+    ``exclude`` holds glob patterns relative to the current folder; ``config`` adds its own ``exclude`` and
+    ``per-file-ignores`` (relative to its ``pyproject.toml``). Its ``select``/``ignore``/``min-confidence``
+    are the caller's to merge. A path that does not exist raises :class:`UsageError`; a file that cannot be
+    read or parsed becomes one problem finding (code ``SH000``) and the others are still linted.
     """
     active = list(rules) if rules is not None else select_rules(select, ignore)
+    config = config or SynchuntConfig()
+    excluded = FileFilter(exclude, config.exclude, config.root)
     findings: list[Finding] = []
-    for path in iter_python_files(paths):
+    for path in iter_python_files(paths, excluded):
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             findings.append(Finding(PARSE_ERROR, f"cannot read: {error}", str(path), 1,
                                     severity=Severity.ERROR, is_problem=True))
             continue
-        findings.extend(lint_source(text, str(path), rules=active, min_confidence=min_confidence))
+        silenced = config.ignored_codes(path)
+        findings.extend(finding for finding in lint_source(text, str(path), rules=active,
+                                                           min_confidence=min_confidence)
+                        if finding.is_problem or not finding.code.startswith(silenced))
     return findings
 
 
-def iter_python_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Files as given (any suffix: a non-Python file is reported when it fails to parse) and ``*.py`` files
-    under directories, in a stable order."""
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            yield from sorted(_walk(path))
-        elif path.is_file():
-            yield path
-        else:
-            raise UsageError(f"no such file or directory: {raw}")
-
-
-def _walk(directory: Path) -> Iterator[Path]:
-    for child in directory.iterdir():
-        if child.is_dir():
-            if child.name not in _SKIPPED_DIRECTORIES and not child.name.startswith("."):
-                yield from _walk(child)
-        elif child.suffix == ".py" and child.is_file():
-            yield child
+@contextlib.contextmanager
+def _deep_recursion() -> Iterator[None]:
+    """Room for long operator chains (a 2,000-term sum is valid Python): the walk recurses per nesting level.
+    From Python 3.11 on, Python-to-Python calls do not use the C stack, so a higher limit is safe there."""
+    previous = sys.getrecursionlimit()
+    if sys.version_info >= (3, 11) and previous < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def _parse_problem(filename: str, error: SyntaxError | ValueError) -> Finding:
@@ -101,4 +116,11 @@ def _parse_problem(filename: str, error: SyntaxError | ValueError) -> Finding:
                    severity=Severity.ERROR, confidence=Confidence.HIGH, is_problem=True)
 
 
-__all__ = ["PARSE_ERROR", "iter_python_files", "lint_paths", "lint_source", "select_rules"]
+def _nesting_problem(filename: str, error: RecursionError | MemoryError) -> Finding:
+    # The parser reports deep nesting as MemoryError (its stack) or RecursionError; the walk as RecursionError.
+    return Finding(PARSE_ERROR, f"cannot lint: the source is nested too deeply to analyse ({type(error).__name__})",
+                   filename, 1, severity=Severity.ERROR, confidence=Confidence.HIGH, is_problem=True)
+
+
+__all__ = ["PARSE_ERROR", "FileFilter", "Located", "iter_python_files", "lint_paths", "lint_source", "locate",
+           "select_rules"]

@@ -9,19 +9,24 @@ and which lines carry suppressions.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from synchunt.findings import Confidence, Finding, Severity
+from synchunt.lint.bindings import build_scopes
 from synchunt.lint.forms import Form, Hit, resolve
+from synchunt.lint.helpers import HelperSyncs
+from synchunt.lint.hostside import host_side_class, host_side_module
+from synchunt.lint.imports import imports_torch_helpers, module_imports
 from synchunt.lint.provenance import Classifier
-from synchunt.lint.scopes import Scope, bind_target, build_scopes, function_scope
+from synchunt.lint.scopes import ITER, Scope, bind_target, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
 from synchunt.lint.walk import FastVisitor
 from synchunt.lint.where import Where
 from synchunt.rules import Kind, Rule
 
 _KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _HOT_CONTEXT_CALLS = {"stream": "inside `with ...stream(...)`", "graph": "inside CUDA graph capture"}
 
 
@@ -38,12 +43,22 @@ class Plan:
 
     by_type: dict[type[ast.AST], list[PlanEntry]]
     calls_by_name: dict[str, list[PlanEntry]]
+    calls_by_suffix: tuple[tuple[str, list[PlanEntry]], ...] = ()
+
+    def calls_named(self, callee: str) -> list[PlanEntry] | None:
+        found = self.calls_by_name.get(callee)
+        if found is None and callee:
+            for suffix, entries in self.calls_by_suffix:
+                if callee.endswith(suffix):
+                    return entries
+        return found
 
 
 def build_plan(rules: Sequence[Rule]) -> Plan:
     """The detectors of the rules' ``lint_forms``; an unknown form raises ``KeyError``."""
     by_type: dict[type[ast.AST], list[PlanEntry]] = {}
     calls_by_name: dict[str, list[PlanEntry]] = {}
+    calls_by_suffix: dict[str, list[PlanEntry]] = {}
     for rule in rules:
         for spec in rule.lint_forms:
             form, argument = resolve(spec)
@@ -52,66 +67,35 @@ def build_plan(rules: Sequence[Rule]) -> Plan:
                 if node_type is ast.Call:
                     for name in form.callees(argument):
                         calls_by_name.setdefault(name, []).append(entry)
+                    if form.call_suffix:
+                        calls_by_suffix.setdefault(form.call_suffix, []).append(entry)
                 else:
                     by_type.setdefault(node_type, []).append(entry)
-    return Plan(by_type, calls_by_name)
-
-
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement, nested ones included, without visiting expressions."""
-    for statement in body:
-        yield statement
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            nested = getattr(statement, field, None)
-            if nested:
-                for item in nested:
-                    yield from _statements([item] if isinstance(item, ast.stmt) else item.body)
-
-
-def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str], dict[str, str]]:
-    """``torch`` module aliases (alias → dotted prefix: ``dist`` → ``"distributed."``), ``numpy`` aliases,
-    and functions imported from ``torch`` by name."""
-    torch_aliases: dict[str, str] = {}
-    numpy_aliases: set[str] = set()
-    torch_functions: dict[str, str] = {}
-    for node in _statements(tree.body):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                root, _, rest = alias.name.partition(".")
-                if root == "torch":
-                    if alias.asname:
-                        torch_aliases[alias.asname] = rest + "." if rest else ""
-                    else:
-                        torch_aliases["torch"] = ""
-                elif root == "numpy":
-                    numpy_aliases.add(alias.asname or root)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "torch":
-            prefix = node.module.partition(".")[2]
-            for alias in node.names:
-                dotted = f"{prefix}.{alias.name}" if prefix else alias.name
-                if alias.name[:1].islower() and prefix in {"", "nn.functional"}:
-                    torch_functions[alias.asname or alias.name] = dotted
-                else:  # a submodule or a class: `from torch import distributed as dist`
-                    torch_aliases[alias.asname or alias.name] = dotted + "."
-    return torch_aliases, numpy_aliases, torch_functions
+    return Plan(by_type, calls_by_name, tuple(calls_by_suffix.items()))
 
 
 class ModuleLinter(FastVisitor):
     """Lints one parsed module; :meth:`run` returns its findings."""
 
-    def __init__(self, tree: ast.Module, source: str, path: str,
-                 plan: Plan) -> None:
+    def __init__(self, tree: ast.Module, source: str, path: str, plan: Plan, *,
+                 honor_suppressions: bool = True, parent: ModuleLinter | None = None) -> None:
         super().__init__()
-        torch_aliases, numpy_aliases, torch_functions = _imports(tree)
         self.tree = tree
         self.path = path
         self.plan = plan
         self.lines = source.splitlines()
-        self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions)
-        self.uses_torch = bool(torch_aliases or torch_functions)
-        self.scopes = build_scopes(tree)
+        if parent is None:
+            torch_aliases, numpy_aliases, torch_functions = module_imports(tree)
+            self.scopes = build_scopes(tree)
+            self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
+            self.uses_torch = bool(torch_aliases or torch_functions) or imports_torch_helpers(tree)
+            self.helpers = HelperSyncs(self)
+        else:  # a probe of one helper function: same module, no derived findings of its own
+            self.scopes, self.classifier, self.uses_torch = parent.scopes, parent.classifier, parent.uses_torch
+            self.helpers = None
         self.scope: Scope = self.scopes[id(tree)]
-        self.suppressions = find_suppressions(source)
+        self.suppressions = find_suppressions(source) if honor_suppressions else {}
+        self.host_side = host_side_module(path)  # processors, tokenizers, CPU backends (see hostside)
         self.loop_depth = 0
         self.hot_context: str | None = None
         self.host_waited = False
@@ -131,7 +115,11 @@ class ModuleLinter(FastVisitor):
         kind = type(node)
         if kind is ast.Call:
             callee = _callee_name(node.func, self.classifier.torch_functions)  # type: ignore[attr-defined]
-            entries = self.plan.calls_by_name.get(callee)
+            entries = self.plan.calls_named(callee)
+            if entries:  # `torch.tensor([r.sum() for r in rows])`: the detector reads the comprehension first
+                for argument in node.args:  # type: ignore[attr-defined]
+                    if isinstance(argument, _COMPREHENSIONS):
+                        self._bind_generators(argument)
         else:
             callee, entries = "", self.plan.by_type.get(kind)
         if entries:
@@ -139,6 +127,9 @@ class ModuleLinter(FastVisitor):
                 hit = entry.form.detect(node, self, entry.rule, entry.argument)
                 if hit is not None:
                     self._record(entry.rule, hit)
+        if kind is ast.Call and self.helpers is not None:
+            for rule, hit in self.helpers.at_call(node, self.scope):  # type: ignore[arg-type]
+                self._record(rule, hit)
         if callee == "synchronize" and isinstance(node.func, ast.Attribute):  # type: ignore[attr-defined]
             self.host_waited = True  # what follows in this function reads finished work
         super().visit(node)
@@ -198,9 +189,12 @@ class ModuleLinter(FastVisitor):
 
     visit_For = visit_AsyncFor = visit_While = _visit_loop
 
-    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+    def _bind_generators(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
         for generator in node.generators:
-            bind_target(self.scope, generator.target, generator.iter, generator.iter.lineno, element=True)
+            bind_target(self.scope, generator.target, generator.iter, generator.iter.lineno, (ITER,))
+
+    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        self._bind_generators(node)
         self.loop_depth += 1
         self.generic_visit(node)
         self.loop_depth -= 1
@@ -221,6 +215,12 @@ class ModuleLinter(FastVisitor):
         self.statement, self.hot_context = outer_statement, outer_context
 
     visit_With = visit_AsyncWith = _visit_with
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        outer = self.host_side
+        self.host_side = outer or host_side_class(node)
+        self.generic_visit(node)
+        self.host_side = outer
 
     def visit_If(self, node: ast.If) -> None:
         outer_statement, outer_waited = self.statement, self.host_waited
@@ -250,7 +250,9 @@ class ModuleLinter(FastVisitor):
             return
         confidence = hit.confidence
         # Waiting again after a wait is still an explicit sync; a read after one only reads finished work.
-        caps = [not self.uses_torch, self.host_waited and rule.kind is not Kind.EXPLICIT_SYNC]
+        data_rule = rule.kind is not Kind.EXPLICIT_SYNC
+        caps = [not self.uses_torch, self.host_waited and data_rule,
+                self.host_side and data_rule and confidence is Confidence.MEDIUM]
         if any(caps):
             confidence = Confidence.LOW
         severity, where = Severity.WARNING, ""

@@ -1,29 +1,64 @@
-"""Name bindings per function (and module), and `self.<attr>` bindings per class, for the provenance guess."""
+"""The binding model of the provenance guess: what each name, ``self`` attribute and container was given.
+
+A :class:`Binding` says "``name`` got ``value`` at ``line``", optionally through a *path*: ``for a, b in x``
+binds ``a`` to component 0 of one element of ``x`` (path ``(ITER, 0)``). A :class:`Content` records a write
+*into* a container (``xs.append(v)``, ``d[k] = v``, ``d[k].append(v)``) so that reading an element back
+(``xs[i]``, ``for v in xs``) knows what was put there. Methods taking ``self`` share one :class:`ClassInfo`.
+"""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Literal
 
-from synchunt.lint.walk import FastVisitor
+from synchunt.lint.where import ITER as ITER  # re-exported: the path step
 from synchunt.lint.where import Where, annotation_where, name_where
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+Step = int | None | Literal["iter"]  # "iter": one element of an iterable; an int: that component; None: any
 
 
 @dataclass(frozen=True)
 class Binding:
-    """``name = value`` at ``line``; ``element`` when the name is one element of ``value`` (a loop target,
-    tuple unpacking); ``fixed`` when the provenance is known without a value (parameters, imports)."""
+    """``name = value`` at ``line`` through ``path``; ``fixed`` when the provenance is known without a value
+    (parameters, imports), ``annotation`` for what a fixed container holds (``List[int]``: values).
+    ``kind`` is ``"module"``, ``"function"`` or ``"class"`` for imports and definitions; ``until`` bounds a
+    binding that holds only inside a block (``if isinstance(x, torch.Tensor):``)."""
 
     line: int
     value: ast.expr | None = None
-    element: bool = False
+    path: tuple[Step, ...] = ()
     fixed: Where | None = None
-    module: bool = False  # an imported name: its functions may return anything
+    annotation: ast.expr | None = None
+    kind: str = ""
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    until: int | None = None
+    parameter: str = ""  # for a parameter that says nothing itself: its name (its callers may say more)
+
+    @property
+    def module(self) -> bool:
+        return self.kind == "module"
 
 
-ClassAttributes = dict[str, list[tuple[Binding, "Scope"]]]
+@dataclass(frozen=True)
+class Content:
+    """``value`` was put ``depth`` levels inside a container at ``line``; ``spread``: its elements were
+    (``xs.extend(ys)``)."""
+
+    line: int
+    value: ast.expr
+    depth: int = 1
+    spread: bool = False
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    """What the methods of one class do to ``self``: attributes assigned, containers filled, methods."""
+
+    attributes: dict[str, list[tuple[Binding, Scope]]] = field(default_factory=dict)
+    contents: dict[str, list[tuple[Content, Scope]]] = field(default_factory=dict)
+    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -31,7 +66,9 @@ class Scope:
     qualname: str
     parent: Scope | None = None
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    class_attributes: ClassAttributes | None = None  # set for methods whose first parameter is `self`
+    contents: dict[str, list[Content]] = field(default_factory=dict)
+    klass: ClassInfo | None = None  # set for methods whose first parameter is `self`
+    node: FunctionNode | None = None
 
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
@@ -40,133 +77,87 @@ class Scope:
         """The binding of ``name`` nearest before ``line``, here or in an enclosing function or the module."""
         scope: Scope | None = self
         while scope is not None:
-            candidates = scope.bindings.get(name)
+            candidates = [binding for binding in scope.bindings.get(name, ())
+                          if binding.until is None or binding.line <= line <= binding.until]
             if candidates:
                 before = [binding for binding in candidates if binding.line < line]
                 return (before[-1] if before else candidates[0]), scope
             scope = scope.parent
         return None
 
-    def self_attributes(self) -> ClassAttributes:
-        return self.class_attributes or {}
+    def contents_of(self, name: str) -> tuple[list[Content], Scope] | None:
+        """The writes into container ``name``, in the scope that binds it."""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.bindings or name in scope.contents:
+                return scope.contents.get(name, []), scope
+            scope = scope.parent
+        return None
 
 
-def build_scopes(tree: ast.Module) -> dict[int, Scope]:
-    """Scopes keyed by ``id()`` of their function node; the module's scope under ``id(tree)``."""
-    module = Scope("<module>")
-    scopes: dict[int, Scope] = {id(tree): module}
-    _ScopeBuilder(module, scopes, prefix="").visit_body(tree.body)
-    return scopes
+def subscript_root(target: ast.expr) -> tuple[ast.expr, int] | None:
+    """``d[a][b]`` → ``(d, 2)``; slices do not count (``x[1:] = v`` writes elements of ``x`` itself)."""
+    depth = 0
+    while isinstance(target, ast.Subscript):
+        if not isinstance(target.slice, ast.Slice):
+            depth += 1
+        target = target.value
+    return target, depth
 
 
-def bind_target(scope: Scope, target: ast.expr, value: ast.expr | None, line: int, element: bool = False) -> None:
-    """Bind the names of an assignment target (``a``, ``a, *b``, ``self.attr`` in a method)."""
+def add_content(scope: Scope, container: ast.expr, content: Content) -> None:
+    """Record a write into ``name``/``self.attr`` (``content.depth`` counts from the root container)."""
+    if isinstance(container, ast.Name):
+        scope.contents.setdefault(container.id, []).append(content)
+    elif (isinstance(container, ast.Attribute) and isinstance(container.value, ast.Name)
+          and container.value.id == "self" and scope.klass is not None):
+        scope.klass.contents.setdefault(container.attr, []).append((content, scope))
+
+
+def bind_target(scope: Scope, target: ast.expr, value: ast.expr | None, line: int,
+                path: tuple[Step, ...] = ()) -> None:
+    """Bind the names of an assignment target (``a``, ``a, *b``, ``self.attr``, ``d[k]`` in a method)."""
     if isinstance(target, ast.Name):
-        scope.bind(target.id, Binding(line, value, element=element))
+        scope.bind(target.id, Binding(line, value, path))
     elif isinstance(target, (ast.Tuple, ast.List)):
-        for item in target.elts:
-            bind_target(scope, item, value, line, element=True)
+        starred = False
+        for index, item in enumerate(target.elts):
+            starred = starred or isinstance(item, ast.Starred)
+            bind_target(scope, item, value, line, (*path, None if starred else index))
     elif isinstance(target, ast.Starred):
-        bind_target(scope, target.value, value, line, element=element)
+        bind_target(scope, target.value, value, line, path)
+    elif isinstance(target, ast.Subscript) and value is not None and not path:
+        root, depth = subscript_root(target)
+        if depth:
+            add_content(scope, root, Content(line, value, depth))
     elif (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
-          and scope.class_attributes is not None and value is not None):
-        scope.class_attributes.setdefault(target.attr, []).append((Binding(line, value, element), scope))
+          and scope.klass is not None and value is not None):
+        scope.klass.attributes.setdefault(target.attr, []).append((Binding(line, value, path), scope))
+
+
+def parameter_binding(argument: ast.arg, line: int, function: FunctionNode | None = None) -> Binding:
+    """A parameter's provenance from its annotation, else from its name, else (for a ``def``) from what
+    the module's calls pass it."""
+    fixed = annotation_where(argument.annotation) or name_where(argument.arg)
+    if fixed is Where.UNKNOWN and argument.annotation is None and isinstance(
+            function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return Binding(line, kind="parameter", function=function, parameter=argument.arg)
+    return Binding(line, fixed=fixed, annotation=argument.annotation)
 
 
 def function_scope(node: FunctionNode, qualname: str, parent: Scope | None,
-                   class_attributes: ClassAttributes | None = None) -> Scope:
+                   klass: ClassInfo | None = None) -> Scope:
     """A function's scope with its parameters bound (from annotations and names)."""
-    scope = Scope(qualname, parent=parent)
+    scope = Scope(qualname, parent=parent, node=node)
     arguments = node.args
     positional = [*arguments.posonlyargs, *arguments.args]
-    if class_attributes is not None and positional and positional[0].arg == "self":
-        scope.class_attributes = class_attributes
-    for argument in [*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
-        if argument is not None:
-            fixed = annotation_where(argument.annotation) or name_where(argument.arg)
-            scope.bind(argument.arg, Binding(node.lineno, fixed=fixed))
+    if klass is not None and positional and positional[0].arg == "self":
+        scope.klass = klass
+    for argument in [*positional, *arguments.kwonlyargs]:
+        scope.bind(argument.arg, parameter_binding(argument, node.lineno, node))
+    for argument in (arguments.vararg, arguments.kwarg):
+        if argument is not None:  # `*args`, `**kwargs`: a tuple and a dict
+            each = argument.annotation  # `*args: Tensor`: a tuple of tensors
+            annotation = ast.Subscript(ast.Name("tuple"), ast.Tuple([each, ast.Constant(...)])) if each else None
+            scope.bind(argument.arg, Binding(node.lineno, fixed=Where.VALUE, annotation=annotation))
     return scope
-
-
-class _ScopeBuilder(FastVisitor):
-    """Collects the bindings statements make in one scope; nested functions and classes get builders of
-    their own. Bindings inside expressions (comprehensions, ``:=``, lambdas) are added by the linter's
-    walk when it reaches them, so this pass reads statements only.
-
-    ``methods_of`` is set when the body being read is a class body: methods defined in it that take
-    ``self`` record their ``self.<attr> = value`` assignments there.
-    """
-
-    def __init__(self, scope: Scope, scopes: dict[int, Scope], prefix: str,
-                 methods_of: ClassAttributes | None = None) -> None:
-        super().__init__()
-        self.scope = scope
-        self.scopes = scopes
-        self.prefix = prefix
-        self.methods_of = methods_of
-
-    def visit_body(self, body: list[ast.stmt]) -> None:
-        for statement in body:
-            self.visit(statement)
-
-    def generic_visit(self, node: ast.AST) -> None:
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            nested = getattr(node, name, None)
-            if type(nested) is list:
-                for item in nested:
-                    self.visit(item)
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE))
-        qualname = f"{self.prefix}{node.name}"
-        # Class bodies are not enclosing scopes for the functions defined in them.
-        parent = self.scope.parent if self.methods_of is not None else self.scope
-        scope = function_scope(node, qualname, parent, self.methods_of)
-        self.scopes[id(node)] = scope
-        _ScopeBuilder(scope, self.scopes, qualname + ".").visit_body(node.body)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE))
-        class_body = Scope("<class>", parent=self.scope)
-        _ScopeBuilder(class_body, self.scopes, f"{self.prefix}{node.name}.", methods_of={}).visit_body(node.body)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        for target in node.targets:
-            bind_target(self.scope, target, node.value, node.lineno)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
-            bind_target(self.scope, node.target, node.value, node.lineno)
-        elif isinstance(node.target, ast.Name):
-            fixed = annotation_where(node.annotation) or name_where(node.target.id)
-            self.scope.bind(node.target.id, Binding(node.lineno, fixed=fixed))
-
-    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
-        bind_target(self.scope, node.target, node.iter, node.lineno, element=True)
-        self.generic_visit(node)
-
-    visit_AsyncFor = visit_For
-
-    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
-        for item in node.items:
-            if item.optional_vars is not None:
-                for name in ast.walk(item.optional_vars):
-                    if isinstance(name, ast.Name):
-                        self.scope.bind(name.id, Binding(node.lineno, fixed=name_where(name.id)))
-        self.generic_visit(node)
-
-    visit_AsyncWith = visit_With
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        if node.name:
-            self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE))
-        self.generic_visit(node)
-
-    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
-        for alias in node.names:
-            self.scope.bind(alias.asname or alias.name.split(".")[0],
-                            Binding(node.lineno, fixed=Where.VALUE, module=True))
-
-    visit_ImportFrom = visit_Import

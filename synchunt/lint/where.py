@@ -22,8 +22,12 @@ class Where(Enum):
 _TENSORISH = frozenset({Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED})
 _JOIN_ORDER = (Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED)
 # "host" is not among them: `host_indices` in KV-cache code index the host pool and often live on the device.
-HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py"})
+# "thw" and "grid": multimodal shape metadata (`image_grid_thw`), kept on the host by the processors.
+HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py", "thw", "grid"})
 _PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "ndarray", "NDArray"})
+ITER = "iter"  # the path step "one element of iterating it" (see synchunt.lint.scopes)
+_TENSOR_NAMES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "DefaultDict", "OrderedDict", "defaultdict"})
 _CONTAINERS = frozenset({"list", "List", "dict", "Dict", "tuple", "Tuple", "Sequence", "set", "Set", "Iterable",
                          "Iterator", "Mapping", "MutableMapping", "Generator", "deque", "Deque", "FrozenSet",
                          "frozenset", "Callable", "DefaultDict", "OrderedDict"})
@@ -56,13 +60,44 @@ def annotation_where(annotation: ast.expr | None) -> Where | None:
         return None
     node = _strip_optional(annotation)
     text = ast.unparse(node).strip("'\"")
-    if text.rsplit(".", 1)[-1].endswith("Tensor"):
+    last = text.rsplit(".", 1)[-1]
+    if last.endswith("Tensor") or last in _TENSOR_NAMES:
         return Where.TENSOR
     head = node.value if isinstance(node, ast.Subscript) else node
     head_name = ast.unparse(head).rsplit(".", 1)[-1]
     if head_name in _PLAIN_ANNOTATIONS or head_name in _CONTAINERS:
         return Where.VALUE
     return None
+
+
+def annotation_part_where(annotation: ast.expr | None, path: tuple[object, ...]) -> Where | None:
+    """What the part of an annotated value that ``path`` reaches is: ``List[Tensor]`` + one element → tensor,
+    ``Tuple[str, Tensor]`` + component 0 → value, ``Dict[str, Tensor]`` + an element → tensor (iterating: the
+    keys). ``None`` when the annotation says nothing about that part."""
+    node = annotation
+    for index, step in enumerate(path):
+        if node is None:
+            return None
+        node = _strip_optional(node)
+        if not isinstance(node, ast.Subscript):
+            return None
+        head = ast.unparse(node.value).rsplit(".", 1)[-1]
+        parts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head in _MAPPINGS and len(parts) == 2:
+            node = parts[0] if step == ITER else parts[1]
+        elif head in {"tuple", "Tuple"}:
+            if len(parts) == 2 and isinstance(parts[1], ast.Constant) and parts[1].value is Ellipsis:
+                node = parts[0]
+            elif isinstance(step, int) and -len(parts) <= step < len(parts):
+                node = parts[step]
+            else:
+                found = [annotation_part_where(part, path[index + 1:]) for part in parts]
+                return join([item for item in found if item is not None]) if all(found) else None
+        elif head in _CONTAINERS and head != "Callable":
+            node = parts[0]
+        else:
+            return None
+    return annotation_where(node) if node is not None else None
 
 
 def _strip_optional(node: ast.expr) -> ast.expr:

@@ -7,19 +7,23 @@ this model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from synchunt.attribute import Analysis
 from synchunt.compare import Comparison, compare
+from synchunt.report.sources import site_sources
 from synchunt.report.timeline import DEFAULT_BUDGET, Timeline, build_timeline
 from synchunt.trace import Trace
 
 
 @dataclass(frozen=True)
 class ReportSide:
+    """``sources``: call site label → its source line, for the sites whose file could be read."""
+
     key: str  # "report", or "before"/"after"
     analysis: Analysis
     timelines: tuple[Timeline, ...]
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ def _side(key: str, analysis: Analysis, traces: Sequence[Trace], thread: str | N
     wanted = {info.path for info in analysis.traces}
     timelines = tuple(build_timeline(trace, analysis, thread=thread, budget=budget)
                       for trace in traces if str(trace.path) in wanted)
-    return ReportSide(key, analysis, timelines)
+    return ReportSide(key, analysis, timelines, site_sources(analysis))
 
 
 __all__ = ["DEFAULT_BUDGET", "ReportSide", "StallReport", "Timeline", "build_report"]

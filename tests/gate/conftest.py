@@ -11,16 +11,6 @@ import pytest
 
 from synchunt.attribute import Analysis, analyze
 
-HTA_TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "hta"
-
-
-@pytest.fixture(scope="session")
-def hta_dir() -> Path:
-    if not HTA_TRACES.is_dir():
-        pytest.skip(f"the shared HTA traces are not beside the checkout ({HTA_TRACES})")
-    return HTA_TRACES
-
-
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 
 

@@ -222,3 +222,15 @@ def test_an_idle_budget_needs_device_activity_and_counts_the_idle(shared_analysi
     assert within.passed and within.counted_idle_us is not None
     over = evaluate(shared_analysis, max_syncs=100, max_idle_us=within.counted_idle_us / 2, today=TODAY)
     assert over.over_idle_budget and over.exit_code == 1 and "device idle" in gate_headline(over)
+
+
+def test_a_huge_baseline_prints_a_bounded_table(shared_analysis):
+    from synchunt.render.gate import GATE_FORMATS
+    from synchunt.render.gate.text import BASELINE_ROWS
+
+    entries = tuple(BaselineEntry(SyncKey("SH101", f"pkg/m{i}.py:f", "aten::nonzero"), "ok", max_count=1)
+                    for i in range(5000))
+    result = evaluate(shared_analysis, baseline=baseline_of(*entries), today=TODAY)
+    text = GATE_FORMATS.get("text")(result)
+    assert text.count("pkg/m") == BASELINE_ROWS and "4960 more entries (4960 stale)" in text
+    assert gate_headline(result).endswith("5000 stale baseline entries")

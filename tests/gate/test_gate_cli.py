@@ -94,22 +94,22 @@ def test_a_real_process_exits_1_over_budget_and_0_within(event_sync_trace):
     ("critical_path/cuda_event_sync_multi_stream", "auto", 1),  # cudaDeviceSynchronize; event queries don't block
     ("rank_non_gpu", "auto", 5),  # 5 aten::item without device activity: latent
 ])
-def test_the_other_hta_traces_gate_at_their_sync_counts(hta_dir, trace, mode, counted):
-    result = gate(hta_dir / trace, "--mode", mode, "--format", "junit")
+def test_the_other_hta_traces_gate_at_their_sync_counts(hta_traces, trace, mode, counted):
+    result = gate(hta_traces / trace, "--mode", mode, "--format", "junit")
     assert result.exit_code == (1 if counted else 0), result.output
     suite = ElementTree.fromstring(result.stdout).find("testsuite")
     assert {p.get("name"): p.get("value") for p in suite.iter("property")}["counted"] == str(counted)
 
 
-def test_confirmed_mode_on_a_cpu_only_trace_is_unusable_not_green(hta_dir):
+def test_confirmed_mode_on_a_cpu_only_trace_is_unusable_not_green(hta_traces):
     # No runtime evidence can exist in a trace without device activity: passing would check nothing.
-    result = gate(hta_dir / "rank_non_gpu", "--mode", "confirmed")
+    result = gate(hta_traces / "rank_non_gpu", "--mode", "confirmed")
     assert isinstance(result.exception, UsageError) and "no device activity" in str(result.exception)
 
 
 @pytest.mark.parametrize("option", ["--thread", "--scope"])
-def test_a_filter_that_matches_nothing_is_unusable_not_green(hta_dir, option):
-    result = gate(hta_dir / "critical_path/cuda_event_sync", option, "no-such-name")
+def test_a_filter_that_matches_nothing_is_unusable_not_green(hta_traces, option):
+    result = gate(hta_traces / "critical_path/cuda_event_sync", option, "no-such-name")
     assert isinstance(result.exception, UsageError) and "no-such-name" in str(result.exception)
 
 

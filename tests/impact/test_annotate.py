@@ -17,7 +17,6 @@ from synchunt.cli import app
 from synchunt.cli.annotate import default_annotated_path
 from synchunt.errors import TraceError, UsageError
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
 REAL = ["hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
         "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
         "real/tracelens/gaunernst_bert-small-uncased__1016001.json.gz",
@@ -75,10 +74,8 @@ def test_annotated_trace_loads_back_with_the_same_findings(tmp_path):
 
 
 @pytest.mark.parametrize("relative", REAL)
-def test_real_traces_round_trip(tmp_path, relative):
-    source = SHARED / relative
-    if not source.is_file():
-        pytest.skip(f"the shared real traces are not beside the checkout ({source})")
+def test_real_traces_round_trip(tmp_path, relative, shared_trace):
+    source = shared_trace(relative)
     out, count = annotate_trace(source, tmp_path / "annotated.pt.trace.json.gz")
     data = load_events(out)
     assert problems(data["traceEvents"], CATEGORY) == []

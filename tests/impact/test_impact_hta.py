@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from impact_fixtures import OTHER, KinetoTrace
+from shared_traces import shared_trace_path
 
 from synchunt.annotate import annotate_trace
 from synchunt.detect import detect
@@ -22,7 +23,6 @@ os.environ.setdefault("HTA_DISABLE_NS_ROUNDING", "1")
 pytest.importorskip("hta.trace_analysis", reason="HTA (traceinsight, the 'hta' extra) is not installed")
 pytestmark = pytest.mark.filterwarnings("ignore::Warning:hta")  # HTA's own pandas deprecations
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
 SMALL_REAL = ["hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
               "hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
               "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
@@ -30,10 +30,7 @@ SMALL_REAL = ["hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
 
 
 def _shared(relative: str) -> Path:
-    path = SHARED / relative
-    if not path.is_file():
-        pytest.skip(f"the shared real traces are not beside the checkout ({path})")
-    return path
+    return shared_trace_path(relative)
 
 
 def _summary(trace):

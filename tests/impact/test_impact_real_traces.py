@@ -6,23 +6,17 @@ stream, the next activity and the runtime call that launched it); the comment sa
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from shared_traces import shared_trace_path
 
 from synchunt.detect import detect
 from synchunt.impact import measure, site_impact
 from synchunt.impact.measure import CHARGED, NO_NEXT
 from synchunt.trace import load_trace
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
-
 
 def _load(relative: str):
-    path = SHARED / relative
-    if not path.is_file():
-        pytest.skip(f"the shared real traces are not beside the checkout ({path})")
-    trace = load_trace(path)
+    trace = load_trace(shared_trace_path(relative))
     detection = detect(trace)
     return trace, detection.records, measure(trace, detection)
 

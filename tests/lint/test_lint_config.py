@@ -42,7 +42,7 @@ def test_suppression_comment_parsing():
 def test_select_and_ignore_by_code_and_prefix():
     assert {rule.code for rule in select_rules(["SH3"])} == {"SH301", "SH302", "SH303"}
     assert "SH109" not in {rule.code for rule in select_rules(ignore=["SH109"])}
-    assert {rule.code for rule in select_rules(["SH1"], ["SH10"])} == {"SH110"}
+    assert {rule.code for rule in select_rules(["SH1"], ["SH10"])} == {"SH110", "SH111", "SH112", "SH113", "SH114"}
     # rules without a static form are never selected
     assert all(rule.lint_forms for rule in select_rules())
     with pytest.raises(UsageError, match="SH999"):

@@ -5,14 +5,40 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+# The hand-written Kineto traces of the impact tests build this directory's GPU traces too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "impact"))
 from report_support import HOSTILE_FUNCTION, HOSTILE_LABEL, HOSTILE_OP, HOSTILE_SCOPE, HOSTILE_THREAD
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "artifacts" / "report"
+
+SHARED_REAL = REPO_ROOT.parent / "shared" / "traces"
+
+
+@pytest.fixture(scope="session")
+def shared_trace() -> Callable[[str], Path]:
+    """``shared_trace("real/tracelens/x.json.gz")``: a real trace beside the checkout, or a skip."""
+    def find(relative: str) -> Path:
+        path = SHARED_REAL / relative
+        if not path.is_file():
+            pytest.skip(f"the shared real traces are not beside the checkout ({path})")
+        return path
+
+    return find
+
+
+@pytest.fixture(scope="session")
+def gpu_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from report_traces import write_gpu_trace
+
+    return write_gpu_trace(tmp_path_factory.mktemp("gpu") / "gpu.pt.trace.json.gz")
+
 
 @pytest.fixture(scope="session")
 def masked_small(profiled: Callable[..., Path]) -> Path:

@@ -11,6 +11,7 @@ from report_support import data_island, html_report
 
 from synchunt.attribute import Analysis, analyze
 from synchunt.render.html.view import build_model
+from synchunt.report import build_report
 from synchunt.report.timeline import build_timeline
 from synchunt.sites import NO_SCOPE
 from synchunt.trace import load_trace
@@ -30,9 +31,15 @@ def test_report_sites_match_analysis_json(masked: Analysis) -> None:
         assert view.stall_us == pytest.approx(site["stall_us"])
         assert view.rules == site["rules"] == ["SH101"]
         assert view.scopes == site["scopes"]
-        assert sum(count for _, count in view.stacks) == site["count"]
+        assert sum(entry["count"] for entry in view.stacks) == site["count"]
+        assert {(entry["op_chain"], entry["rule"]) for entry in view.stacks} == {
+            ("aten::index › aten::nonzero", "SH101")}
         assert sum(count for _, count in view.op_chains) == site["count"]
     assert model.sites[0].op_chains == [("aten::index › aten::nonzero", model.sites[0].count)]
+    # A capture records where its files live and the guard saw the exact line: the report shows that line.
+    assert model.sites[0].source is None  # build_model alone reads no file
+    [side] = build_report(masked).sides
+    assert side.sources == {model.sites[0].site: "local = indices[indices % dcp_size == dcp_rank] // dcp_size"}
 
 
 def test_report_scopes_match_analysis_json(masked: Analysis) -> None:

@@ -116,12 +116,9 @@ def test_generated_reference_is_current_and_truthful():
         assert (cells[5] == "yes") == ("lint" in rule.stages)
 
 
-def test_calls_that_real_traces_record_as_host_waits_are_catalogued():
+def test_calls_that_real_traces_record_as_host_waits_are_catalogued(shared_trace):
     """Every runtime call that a real trace pairs with a blocking ``cuda_sync`` record is named by a rule."""
-    shared = REPO.parent / "shared" / "traces"
-    paths = sorted(shared.glob("**/*.json.gz"))
-    if not paths:
-        pytest.skip(f"the shared real traces are not beside the checkout ({shared})")
+    paths = sorted(shared_trace(".").glob("**/*.json.gz"))
     from synchunt.trace import load_trace
 
     waits: set[str] = set()

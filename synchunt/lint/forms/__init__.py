@@ -46,6 +46,7 @@ class Form:
     detect: Detector
     takes_argument: bool  # `call:NAME`, `method:NAME`
     call_names: tuple[str, ...] = ()  # for calls: the callee names it looks at (none: the argument)
+    call_suffix: str = ""  # for calls: also callee names ending with this (`device_synchronize`)
 
     def callees(self, argument: str | None) -> tuple[str, ...]:
         """The last names of the callees this form examines (``x.item()``, ``torch.where``)."""
@@ -56,13 +57,13 @@ FORMS: dict[str, Form] = {}
 
 
 def register(name: str, *node_types: type[ast.AST], takes_argument: bool = False,
-             call_names: tuple[str, ...] = ()) -> Callable[[Detector], Detector]:
+             call_names: tuple[str, ...] = (), call_suffix: str = "") -> Callable[[Detector], Detector]:
     """Register a detector. For ``ast.Call`` nodes the engine only offers calls whose callee's last name is
     in ``call_names`` (or is the form's argument), which keeps the walk fast on large trees."""
     def decorate(detect: Detector) -> Detector:
         if name in FORMS:
             raise ValueError(f"lint form {name!r} registered twice")
-        FORMS[name] = Form(name, node_types, detect, takes_argument, call_names)
+        FORMS[name] = Form(name, node_types, detect, takes_argument, call_names, call_suffix)
         return detect
 
     return decorate
@@ -108,7 +109,7 @@ def method_call(node: ast.AST, name: str | None = None) -> tuple[ast.expr, ast.C
     return None
 
 
-from synchunt.lint.forms import calls, control, masks  # noqa: E402  (registers the detectors)
+from synchunt.lint.forms import calls, checks, control, copies, masks, scalars  # noqa: E402  (registers)
 
-__all__ = ["FORMS", "Context", "Form", "Hit", "calls", "control", "masks", "read_confidence", "register",
-           "resolve", "weakest"]
+__all__ = ["FORMS", "Context", "Form", "Hit", "calls", "checks", "control", "copies", "masks", "read_confidence",
+           "register", "resolve", "scalars", "weakest"]

@@ -7,6 +7,7 @@ import ast
 from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, method_call, read_confidence, register
 from synchunt.lint.provenance import constant_device, is_true, keyword
+from synchunt.lint.where import Where
 from synchunt.rules import Rule
 
 _WHY = {
@@ -14,6 +15,8 @@ _WHY = {
     "tolist": "copies a device tensor into a Python list",
     "cpu": "copies a device tensor to host memory and waits for it",
     "numpy": "copies a device tensor to host memory and waits for it",
+    "equal": "answers with a Python bool: the comparison's result is read back from the device",
+    "allclose": "answers with a Python bool: the comparison's result is read back from the device",
 }
 _SIZES_OUTPUT = "sizes its output from device data, which the host must wait for"
 
@@ -30,7 +33,7 @@ def detect_torch_call(node: ast.AST, context: Context, rule: Rule, argument: str
     confidence = read_confidence(context.where(_first_input(node)))
     if confidence is None:
         return None
-    return Hit(node, f"`{excerpt(node)}` {_SIZES_OUTPUT}", confidence)
+    return Hit(node, f"`{excerpt(node)}` {_WHY.get(argument or '', _SIZES_OUTPUT)}", confidence)
 
 
 @register("method", ast.Call, takes_argument=True)
@@ -141,4 +144,6 @@ def _is_cpu_device(node: ast.expr, context: Context) -> bool:
         return text.startswith("cpu")
     if isinstance(node, ast.Call) and context.classifier.torch_function_name(node.func) == "device" and node.args:
         return _is_cpu_device(node.args[0], context)
+    if isinstance(node, ast.Attribute) and node.attr == "device":  # `.to(host_tensor.device)`
+        return context.where(node.value) is Where.CPU
     return False

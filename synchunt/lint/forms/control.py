@@ -128,13 +128,20 @@ def _constructor_name(receiver: ast.expr, context: Context) -> str | None:
     return _last_name(found[0].value.func)
 
 
-@register("synchronize", ast.Call, call_names=("synchronize",))
+@register("synchronize", ast.Call, call_names=("synchronize",), call_suffix="synchronize")
 def detect_synchronize(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
-    """One form for SH301-SH303: the rule's name (``<target>-synchronize``) says which receiver it takes."""
+    """One form for SH301-SH303: the rule's name (``<target>-synchronize``) says which receiver it takes.
+    A helper named ``*synchronize`` (``device_synchronize()``) is taken for a device wait."""
+    assert isinstance(node, ast.Call)
     found = method_call(node, "synchronize")
     if found is None:
-        return None
-    target, confidence = synchronize_target(found[0], context)
+        name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        if not name.endswith("synchronize") or (isinstance(node.func, ast.Attribute) and name == "synchronize"):
+            return None
+        exact = context.classifier.torch_function_name(node.func) in {"cuda.synchronize", "accelerator.synchronize"}
+        target, confidence = "device", Confidence.HIGH if exact else Confidence.MEDIUM
+    else:
+        target, confidence = synchronize_target(found[0], context)
     if not rule.name.startswith(target + "-"):
         return None
     what = {"device": "every stream of the device", "event": "the event", "stream": "the stream"}[target]

@@ -16,6 +16,7 @@ MASK_FUNCTIONS = frozenset({
     "not_equal", "bool", "signbit", "isclose",
 })
 _NOT_MASK_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+_JOINS = frozenset({"cat", "concat", "concatenate", "stack"})
 
 
 class MaskEvidence:
@@ -35,12 +36,16 @@ def mask_evidence(node: ast.expr, context: Context, depth: int = 0) -> str | Non
         return MaskEvidence.STRUCTURE if MaskEvidence.STRUCTURE in sides else (
             MaskEvidence.NAME if MaskEvidence.NAME in sides else None)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-        return mask_evidence(node.operand, context, depth + 1)
+        inner = mask_evidence(node.operand, context, depth + 1)
+        if inner is not None:
+            return inner
+        # `~x` of anything but a Python int is a tensor op; in an index, a negated mask
+        return None if context.where(node.operand) is Where.VALUE else MaskEvidence.STRUCTURE
     if isinstance(node, ast.Call):
         return _call_is_mask(node, context)
     if isinstance(node, ast.Name):
         found = context.scope.lookup(node.id, getattr(node, "lineno", 0))
-        if found is not None and found[0].value is not None and not found[0].element:
+        if found is not None and found[0].value is not None and not found[0].path:
             return mask_evidence(found[0].value, context, depth + 1)
         return MaskEvidence.NAME if _named_mask(node.id) else None
     if isinstance(node, ast.Attribute):
@@ -55,6 +60,11 @@ def _call_is_mask(node: ast.Call, context: Context) -> str | None:
         name = func.attr
     if name in MASK_FUNCTIONS:
         return MaskEvidence.STRUCTURE
+    if name in _JOINS and node.args:  # torch.cat(masks), torch.stack([m1, m2])
+        parts = node.args[0].elts if isinstance(node.args[0], (ast.List, ast.Tuple)) else [node.args[0]]
+        found = {mask_evidence(part, context) for part in parts if not isinstance(part, ast.Starred)}
+        return MaskEvidence.STRUCTURE if MaskEvidence.STRUCTURE in found else (
+            MaskEvidence.NAME if MaskEvidence.NAME in found else None)
     dtype = next((keyword.value for keyword in node.keywords if keyword.arg == "dtype"), None)
     if dtype is not None and isinstance(dtype, ast.Attribute) and dtype.attr == "bool":
         return MaskEvidence.STRUCTURE  # torch.zeros(n, dtype=torch.bool) or .to(dtype=torch.bool)

@@ -8,7 +8,7 @@ from synchunt.attribute import Analysis
 from synchunt.render.registry import Renderer, RenderOptions
 from synchunt.render.terminal import to_text
 from synchunt.render.text import label
-from synchunt.render.units import compress_scopes, format_us
+from synchunt.render.units import compress_scopes, format_us, signed_us
 from synchunt.render.verdict import set_aside_note, stall_summary, verdict
 from synchunt.rules import get_rule
 
@@ -43,6 +43,9 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
     table.add_column("call site · op chain · scopes · fix", ratio=1, overflow="fold")
     table.add_column("count", justify="right", no_wrap=True)
     table.add_column("stall (max)\ndevice idle", justify="right", no_wrap=True)
+    delays = any(site.collective_delay_us is not None for site in analysis.sites)
+    if delays:  # several ranks: how much later than its peers the rank entered its next collectives
+        table.add_column("collective\ndelay", justify="right", no_wrap=True)
     table.add_column("rule", no_wrap=True)
     members: dict[str, list] = {}
     for record in analysis.records:
@@ -64,9 +67,12 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
             body.append("\nfix:      ", style="dim")
             body.append(rule.fix, style="green")
         idle = f"\nidle {format_us(site.device_idle_us)}" if site.device_idle_us is not None else ""
-        table.add_row(Text(str(number)), body, Text(str(site.count)),
-                      Text(f"{format_us(site.stall_us)}\n({format_us(site.max_stall_us)}){idle}"),
-                      Text("\n".join(f"{r.code}\n{r.name}" for r in rules)))
+        cells = [Text(str(number)), body, Text(str(site.count)),
+                 Text(f"{format_us(site.stall_us)}\n({format_us(site.max_stall_us)}){idle}")]
+        if delays:
+            delay = site.collective_delay_us
+            cells.append(Text(signed_us(delay) if delay is not None else "-"))
+        table.add_row(*cells, Text("\n".join(f"{r.code}\n{r.name}" for r in rules)))
     parts.append(table)
     return Group(*parts)
 

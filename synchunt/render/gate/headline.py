@@ -23,6 +23,8 @@ def gate_headline(result: GateResult) -> str:
         text += f" ({verdict(result.counted_analysis)})"
     if result.allowed:
         text += f"; {len(result.allowed)} allowed by the baseline"
+    if result.set_aside_by_config:
+        text += f"; {result.set_aside_by_config} not counted by [tool.synchunt]"
     problems = [f"{len(group)} {name} baseline {'entry' if len(group) == 1 else 'entries'}"
                 for name, group in (("stale", result.stale_entries), ("expired", result.expired_entries)) if group]
     if problems:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -13,6 +15,8 @@ from synchunt.render.gate.headline import gate_headline
 from synchunt.render.registry import Renderer, RenderOptions
 from synchunt.render.terminal import to_text
 from synchunt.render.text import label
+
+BASELINE_ROWS = 40
 
 
 def gate_renderable(result: GateResult) -> RenderableType:
@@ -43,7 +47,9 @@ def _baseline_table(result: GateResult) -> Table:
     table.add_column("allowed (max)", justify="right", no_wrap=True)
     table.add_column("expires", no_wrap=True)
     table.add_column("status", no_wrap=True)
-    for usage in result.usage:
+    # Entries that need attention first; a terminal shows a bounded number (every entry is in --format json).
+    ordered = sorted(result.usage, key=lambda usage: usage.status == "ok")
+    for usage in ordered[:BASELINE_ROWS]:
         entry = usage.entry
         body = Text(label(f"{entry.key.rule} {entry.key.op} at {entry.key.site}"))
         body.append(f"\n{label(entry.reason, 400)}", style="dim")
@@ -52,4 +58,11 @@ def _baseline_table(result: GateResult) -> Table:
         table.add_row(Text(str(entry.line or "")), body, Text(str(usage.matched)),
                       Text(f"{usage.allowed} ({limit})"),
                       Text(entry.expires.isoformat() if entry.expires else "-"), Text(usage.status, style=style))
+    rest = ordered[BASELINE_ROWS:]
+    if rest:
+        statuses = Counter(usage.status for usage in rest)
+        summary = ", ".join(f"{count} {status}" for status, count in statuses.most_common())
+        table.add_row(Text(""), Text(f"… {len(rest)} more entries ({summary}); all of them in --format json",
+                                     style="dim"), Text(str(sum(u.matched for u in rest))), Text(""), Text(""),
+                      Text(""))
     return table

@@ -18,9 +18,14 @@ _SCRIPT_UNSAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
                                 "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+MAX_TEXT = 2000  # characters of one string in the page; the JSON output keeps every name whole
+
+
 def script_json(value: Any) -> str:
-    """``value`` as JSON that is safe verbatim inside a ``<script type="application/json">`` element."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain)
+    """``value`` as JSON that is safe verbatim inside a ``<script type="application/json">`` element; strings
+    longer than :data:`MAX_TEXT` are shortened (a 1 MB name repeated in every figure would make the page
+    unopenable)."""
+    text = json.dumps(_bounded(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain)
     return text.translate(_SCRIPT_UNSAFE)
 
 
@@ -28,7 +33,21 @@ def plotly_text(value: object) -> str:
     """Text for a plotly label or hover line: shown literally, never read as plotly's tags or entities."""
     # Plotly decodes &lt; &gt; &amp; (and numeric entities) but shows &quot; literally; quotes are harmless here
     # since no tag can form once "<" is escaped.
-    return html.escape(str(value), quote=False)
+    return html.escape(_shortened(str(value)), quote=False)
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else f"{text[:MAX_TEXT - 1]}… (+{len(text) - MAX_TEXT + 1} chars)"
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, str):
+        return _shortened(value)
+    if isinstance(value, dict):
+        return {_bounded(key): _bounded(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bounded(item) for item in value]
+    return value
 
 
 def _plain(value: Any) -> Any:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any
 
 import plotly.graph_objects as go
@@ -11,9 +9,9 @@ from plotly.subplots import make_subplots
 
 from synchunt.compare import Comparison
 from synchunt.render.html.escape import plotly_text
+from synchunt.render.html.units import FONT, figure_json, in_unit, time_unit
 from synchunt.render.html.view import ReportModel, SiteView
 from synchunt.render.units import format_us
-from synchunt.report.timeline import Timeline
 from synchunt.sites import FrameFilter
 
 SCOPE_COLOUR = "#9db4d3"
@@ -22,67 +20,50 @@ SYNC_OP_COLOUR = "#f2a65a"
 BEFORE_COLOUR = "#d9534f"
 AFTER_COLOUR = "#2e9d5b"
 USER_FRAME_COLOUR = "#8fb3e3"
+IDLE_COLOUR = "#b03a2e"
+DELAY_COLOUR = "#8e6bbf"
 SITE_COLOURS = ["#d9534f", "#5b8bd0", "#f2a65a", "#8e6bbf", "#4cae9b", "#c9a227", "#7f8c8d"]
-_FONT = {"family": "system-ui, -apple-system, Segoe UI, sans-serif", "size": 12}
-
-
-def timeline_figure(timeline: Timeline) -> dict[str, Any]:
-    figure = go.Figure()
-    bars = timeline.bars
-    for kind, colour, name in (("scope", SCOPE_COLOUR, "scope"), ("op", OP_COLOUR, "op"),
-                               ("sync-op", SYNC_OP_COLOUR, "op around a sync")):
-        rows = bars[bars["kind"] == kind]
-        if rows.empty:
-            continue
-        figure.add_bar(
-            orientation="h", y=rows["lane"].map(plotly_text).tolist(), x=rows["dur_ms"].tolist(),
-            base=rows["start_ms"].tolist(), name=name, marker={"color": colour, "line": {"width": 0}},
-            width=0.7, hovertemplate="%{hovertext}<extra></extra>",
-            hovertext=[f"<b>{plotly_text(n)}</b><br>{format_us(d * 1e3)} at {s:.3f} ms"
-                       for n, d, s in zip(rows["name"], rows["dur_ms"], rows["start_ms"], strict=True)])
-    syncs = timeline.syncs
-    if len(syncs):
-        biggest = max(float(syncs["stall_us"].max()), 1e-9)
-        figure.add_scatter(
-            x=syncs["t_ms"].tolist(), y=syncs["lane"].map(plotly_text).tolist(), mode="markers", name="sync",
-            marker={"size": [8 + 18 * math.sqrt(max(v, 0.0) / biggest) for v in syncs["stall_us"]],
-                    "color": syncs["stall_us"].tolist(), "colorscale": "YlOrRd", "cmin": 0, "cmax": biggest,
-                    "line": {"color": "#7a1f1f", "width": 1}, "symbol": "diamond",
-                    "colorbar": {"title": {"text": "stall µs"}, "thickness": 12, "len": 0.8}},
-            hovertemplate="%{hovertext}<extra></extra>",
-            hovertext=[_sync_hover(row) for row in syncs.itertuples(index=False)])
-    xaxis: dict[str, Any] = {"title": {"text": "ms since the first event shown"}, "zeroline": False}
-    focus = timeline.sync_focus()
-    if focus is not None:
-        xaxis["range"] = list(focus)
-    height = 120 + 34 * max(len(timeline.lanes), 2)
-    figure.update_layout(
-        barmode="overlay", height=height, margin={"l": 10, "r": 10, "t": 10, "b": 40}, font=_FONT,
-        legend={"orientation": "h", "y": -0.25 if height < 300 else -0.12}, dragmode="zoom", hovermode="closest",
-        xaxis=xaxis,
-        yaxis={"categoryorder": "array", "categoryarray": [plotly_text(lane) for lane in timeline.lanes],
-               "autorange": "reversed", "automargin": True, "fixedrange": True})
-    return _json(figure)
+STACKED_SITES = 12  # the scope chart stacks the busiest sites; the rest share one segment
 
 
 def sites_figure(model: ReportModel) -> dict[str, Any]:
-    """Count and total stall per call site, side by side."""
+    """Per call site, side by side: count, total stall, and (when known) the device idle caused and the delay of
+    the next collectives across ranks. Sites are in the model's order (most idle, then most stall, first)."""
     sites = list(reversed(model.sites))  # plotly draws the first category at the bottom
     labels = [plotly_text(short_site(s)) for s in sites]
-    hover = [f"<b>{plotly_text(s.site)}</b><br>{s.count} syncs · {format_us(s.stall_us)} stall "
-             f"({format_us(s.max_stall_us)} max)<br>{plotly_text(', '.join(s.rules))}" for s in sites]
-    figure = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                           subplot_titles=("syncs", "stall (ms)"))
+    hover = [_site_hover(s) for s in sites]
+    columns: list[tuple[str, list[float], str]] = [("stall", [s.stall_us for s in sites], SYNC_OP_COLOUR)]
+    if any(s.device_idle_us is not None for s in sites):
+        columns.append(("device idle caused", [s.device_idle_us or 0.0 for s in sites], IDLE_COLOUR))
+    if any(s.collective_delay_us is not None for s in sites):
+        columns.append(("collective delay", [s.collective_delay_us or 0.0 for s in sites], DELAY_COLOUR))
+    units = [time_unit(max(values, default=0.0)) for _, values, _ in columns]
+    figure = make_subplots(rows=1, cols=1 + len(columns), shared_yaxes=True, horizontal_spacing=0.04,
+                           subplot_titles=("syncs", *(f"{title} ({unit})" for (title, _, _), (_, unit)
+                                                      in zip(columns, units, strict=True))))
     figure.add_bar(orientation="h", y=labels, x=[s.count for s in sites], marker_color=BEFORE_COLOUR,
                    hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", row=1, col=1,
                    text=[str(s.count) for s in sites], textposition="auto")
-    figure.add_bar(orientation="h", y=labels, x=[s.stall_us / 1e3 for s in sites], marker_color=SYNC_OP_COLOUR,
-                   hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", row=1, col=2,
-                   text=[format_us(s.stall_us) for s in sites], textposition="auto")
-    figure.update_layout(showlegend=False, height=110 + 38 * len(sites), font=_FONT,
-                         margin={"l": 10, "r": 10, "t": 30, "b": 30})
+    for number, ((_, values, colour), (scale, unit)) in enumerate(zip(columns, units, strict=True), start=2):
+        figure.add_bar(orientation="h", y=labels, x=[v / scale for v in values], marker_color=colour,
+                       hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", row=1, col=number,
+                       text=[in_unit(v, scale, unit) for v in values], textposition="auto")
+    figure.update_layout(showlegend=False, height=130 + 38 * len(sites), font=FONT,
+                         margin={"l": 10, "r": 10, "t": 50, "b": 30})  # room for the modebar above the titles
     figure.update_yaxes(automargin=True)
-    return _json(figure)
+    figure.update_xaxes(rangemode="tozero")
+    return figure_json(figure)
+
+
+def _site_hover(site: SiteView) -> str:
+    lines = [f"<b>{plotly_text(site.site)}</b>", f"{site.count} syncs · {format_us(site.stall_us)} stall "
+             f"({format_us(site.max_stall_us)} max)"]
+    if site.device_idle_us is not None:
+        lines.append(f"device idle {format_us(site.device_idle_us)} caused")
+    if site.collective_delay_us is not None:
+        lines.append(f"next collectives {format_us(site.collective_delay_us)} after the first rank, in all")
+    lines.append(plotly_text(", ".join(site.rules)))
+    return "<br>".join(lines)
 
 
 def scopes_figure(model: ReportModel) -> dict[str, Any]:
@@ -90,20 +71,27 @@ def scopes_figure(model: ReportModel) -> dict[str, Any]:
     scopes = model.scopes
     short = _short_scopes([s.scope for s in scopes])
     figure = go.Figure()
-    for number, site in enumerate(model.sites):
-        counts = [scope.by_site.get(site.site, 0) for scope in scopes]
-        figure.add_bar(x=[plotly_text(name) for name in short], y=counts, name=plotly_text(short_site(site)),
+    stacked = model.sites[:STACKED_SITES]
+    series = [(plotly_text(short_site(site)), [scope.by_site.get(site.site, 0) for scope in scopes])
+              for site in stacked]
+    if len(model.sites) > len(stacked):  # one bar segment per site would be a sites × scopes matrix of hovers
+        shown = {site.site for site in stacked}
+        series.append((f"{len(model.sites) - len(stacked)} other sites",
+                       [sum(n for key, n in scope.by_site.items() if key not in shown) for scope in scopes]))
+    for number, (name, counts) in enumerate(series):
+        figure.add_bar(x=[plotly_text(n) for n in short], y=counts, name=name,
                        marker_color=SITE_COLOURS[number % len(SITE_COLOURS)],
-                       hovertext=[f"<b>{plotly_text(scope.scope)}</b><br>{n} from {plotly_text(short_site(site))}"
+                       hovertext=[f"<b>{plotly_text(scope.scope)}</b><br>{n} from {name}"
                                   f"<br>{scope.count} syncs, {format_us(scope.stall_us)} stall in this scope"
                                   for scope, n in zip(scopes, counts, strict=True)],
                        hovertemplate="%{hovertext}<extra></extra>")
-    figure.update_layout(barmode="stack", height=320, font=_FONT, margin={"l": 10, "r": 10, "t": 10, "b": 10},
-                         legend={"orientation": "h", "y": 1.12}, showlegend=len(model.sites) > 1,
+    figure.update_layout(barmode="stack", height=340, font=FONT, margin={"l": 10, "r": 10, "t": 36, "b": 10},
+                         legend={"orientation": "h", "x": 0, "y": 1, "yanchor": "top", "yref": "container"},
+                         showlegend=len(model.sites) > 1,
                          yaxis={"title": {"text": "syncs"}, "automargin": True, "rangemode": "tozero"},
                          xaxis={"automargin": True, "tickangle": -45 if len(scopes) > 8 else 0,
                                 "categoryorder": "array", "categoryarray": [plotly_text(n) for n in short]})
-    return _json(figure)
+    return figure_json(figure)
 
 
 def callpath_figure(model: ReportModel) -> dict[str, Any]:
@@ -124,25 +112,25 @@ def callpath_figure(model: ReportModel) -> dict[str, Any]:
         colours.append(colour)
 
     for site in model.sites:
-        for stack, count in site.stacks:
+        for entry in site.stacks:
             path: tuple[str, ...] = ()
-            for frame in reversed(stack):  # innermost first in the analysis
+            count = entry["count"]
+            for frame in reversed(entry["frames"]):  # innermost first in the analysis
                 text = f"{frame['file']}:{frame['line']} {frame['function']}"
                 path = (*path, text)
                 node(path, f"{frame['function']} ({frame['file'].rsplit('/', 1)[-1]}:{frame['line']})", count,
                      plotly_text(text), USER_FRAME_COLOUR if user.is_user(frame["file"]) else OP_COLOUR)
-            if site.op_chains:
-                chain = site.op_chains[0][0] + (" …" if len(site.op_chains) > 1 else "")
-                node((*path, "op:" + chain), chain, count,
-                     f"<b>{plotly_text(chain)}</b><br>{plotly_text(', '.join(site.rules))}", BEFORE_COLOUR)
+            chain, rule = entry["op_chain"], entry["rule"]
+            node((*path, f"op:{chain}:{rule}"), f"{chain} ({rule})", count,
+                 f"<b>{plotly_text(chain)}</b><br>{plotly_text(rule)}", BEFORE_COLOUR)
     figure = go.Figure(go.Icicle(ids=list(ids.values()), labels=labels, parents=parents, values=values,
                                  branchvalues="total", hovertext=hovers, marker={"colors": colours},
                                  hovertemplate="%{hovertext}<br>%{value} syncs<extra></extra>",
                                  tiling={"orientation": "v", "pad": 1}, pathbar={"visible": False},
                                  textinfo="label+value"))
     depth = max((len(path) for path in ids), default=1)
-    figure.update_layout(height=40 + 30 * depth, font=_FONT, margin={"l": 4, "r": 4, "t": 4, "b": 4})
-    return _json(figure)
+    figure.update_layout(height=40 + 30 * depth, font=FONT, margin={"l": 4, "r": 4, "t": 4, "b": 4})
+    return figure_json(figure)
 
 
 def compare_figure(comparison: Comparison) -> dict[str, Any]:
@@ -156,12 +144,15 @@ def compare_figure(comparison: Comparison) -> dict[str, Any]:
                        legendgroup=side, row=1, col=1)
         figure.add_bar(x=[plotly_text(n) for n in scopes], y=[getattr(s, side) for s in comparison.scopes],
                        name=side, marker_color=colour, legendgroup=side, showlegend=False, row=1, col=2)
-    figure.update_layout(barmode="group", height=340, font=_FONT, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                         legend={"orientation": "h", "y": 1.18})
+    # The legend at the very top of the figure (container coordinates), the subplot titles below it: whatever
+    # the page's width, the two never overlap.
+    figure.update_layout(barmode="group", height=370, font=FONT, margin={"l": 10, "r": 10, "t": 64, "b": 10},
+                         legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1, "yanchor": "top",
+                                 "yref": "container"})
     figure.update_xaxes(automargin=True)
     figure.update_xaxes(tickangle=-45 if len(scopes) > 8 else 0, tickfont={"size": 10}, row=1, col=2)
     figure.update_yaxes(rangemode="tozero", automargin=True)
-    return _json(figure)
+    return figure_json(figure)
 
 
 def short_site(site: SiteView) -> str:
@@ -178,13 +169,3 @@ def _short_scopes(scopes: list[str]) -> list[str]:
     """The innermost scope name when that is unambiguous, else the full chain."""
     inner = [scope.rsplit(" › ", 1)[-1] for scope in scopes]
     return inner if len(set(inner)) == len(inner) else scopes
-
-
-def _sync_hover(row: Any) -> str:
-    kind = "confirmed" if row.confirmed else "latent"
-    return (f"<b>{plotly_text(row.op_chain)}</b><br>{plotly_text(row.site)}<br>{plotly_text(row.rule)} · "
-            f"{kind} · stall {format_us(row.stall_us)}<br>{plotly_text(row.scope or '(no scope)')}")
-
-
-def _json(figure: go.Figure) -> dict[str, Any]:
-    return json.loads(figure.to_json(validate=False, engine="json"))

@@ -13,6 +13,7 @@ from synchunt.compare import Comparison
 from synchunt.render.comparison.json import comparison_document
 from synchunt.render.html import figures
 from synchunt.render.html.escape import script_json
+from synchunt.render.html.timeline import timeline_figure
 from synchunt.render.html.view import build_model
 from synchunt.report import ReportSide, StallReport
 
@@ -44,14 +45,18 @@ def fill_shell(title: str, data: Any, script: str, *, plotly: str = "") -> str:
 
 
 def _side(side: ReportSide) -> dict[str, Any]:
-    model = build_model(side.analysis)
+    model = build_model(side.analysis, side.sources)
     timelines = [{"title": timeline.title, "note": timeline.note(), "decimated": timeline.decimated,
-                  "figure": figures.timeline_figure(timeline)} for timeline in side.timelines]
+                  "gpu_lanes": timeline.stream_lanes, "figure": timeline_figure(timeline)}
+                 for timeline in side.timelines]
     data: dict[str, Any] = {"key": side.key, "heading": None, "model": model.as_json(), "timelines": timelines,
                             "figures": {}}
     if model.sites:
-        data["figures"] = {"sites": figures.sites_figure(model), "scopes": figures.scopes_figure(model),
-                           "callpath": figures.callpath_figure(model)}
+        data["figures"] = {"sites": figures.sites_figure(model)}
+        if len(model.scopes) > 1:  # one scope: a single bar says nothing the table does not
+            data["figures"]["scopes"] = figures.scopes_figure(model)
+        if any(entry["frames"] for site in model.sites for entry in site.stacks):  # else no Python frames to draw
+            data["figures"]["callpath"] = figures.callpath_figure(model)
     return data
 
 

@@ -32,6 +32,7 @@ CHECK_RULES: tuple[Rule, ...] = (
         fix="sample with the Gumbel-max trick (`(p / exponential_noise).argmax(-1)`), which needs no host check",
         references=(MULTINOMIAL_DOC, "pytorch/pytorch#11931", "pytorch/pytorch#134818"),
         trace_ops=(TraceOp("aten::multinomial", role=OpRole.ANCHOR),),
+        lint_forms=("multinomial-checked",),
     ),
     Rule(
         code="SH112",
@@ -48,6 +49,7 @@ CHECK_RULES: tuple[Rule, ...] = (
         references=("https://pytorch.org/docs/stable/generated/torch.normal.html",),
         trace_ops=(TraceOp("aten::normal", role=OpRole.ANCHOR),),
         guard_ops=(GuardOp("normal", when="tensor-std"),),
+        lint_forms=("normal-tensor-std",),
     ),
     Rule(
         code="SH113",
@@ -66,6 +68,7 @@ CHECK_RULES: tuple[Rule, ...] = (
         references=(SYNC_DEBUG_DOC,),
         trace_ops=(TraceOp("aten::equal"), TraceOp("aten::allclose", role=OpRole.ANCHOR)),
         guard_ops=(GuardOp("equal"), GuardOp("allclose")),
+        lint_forms=("call:equal", "method:equal", "call:allclose", "method:allclose"),
     ),
     Rule(
         code="SH114",
@@ -89,5 +92,6 @@ CHECK_RULES: tuple[Rule, ...] = (
                    GuardOp("linalg_eig"), GuardOp("linalg_eigvals"), GuardOp("_linalg_eigh"), GuardOp("_linalg_svd"),
                    GuardOp("linalg_lstsq"), GuardOp("cholesky"),
                    *(GuardOp(packet, when="check-errors") for packet in _EX_OPS)),
+        lint_forms=("linalg-checked",),
     ),
 )

@@ -66,6 +66,7 @@ COPY_RULES: tuple[Rule, ...] = (
                    GuardOp("index_put", when="host-index-into-device"),
                    # ATen's CTC kernel copies its host lengths to the device
                    GuardOp("_ctc_loss"), GuardOp("ctc_loss", when="native-ctc-int-lengths")),
+        lint_forms=("host-to-device", "copy-into:device"),
     ),
     Rule(
         code="SH203",
@@ -130,5 +131,6 @@ COPY_RULES: tuple[Rule, ...] = (
         trace_ops=(TraceOp("aten::copy_", role=OpRole.COPY, latent=False),),
         copy_direction="DtoH",
         guard_ops=(GuardOp("copy_", when="device-to-host"),),
+        lint_forms=("copy-into:host",),
     ),
 )

@@ -177,7 +177,8 @@ READ_RULES: tuple[Rule, ...] = (
         trace_ops=(TraceOp("aten::_local_scalar_dense", role=OpRole.READ),),
         guard_ops=(GuardOp("item", when="not-truthiness"), GuardOp("_local_scalar_dense", when="not-truthiness"),
                    GuardOp("one_hot", when="no-num-classes")),
-        lint_forms=("method:item", "builtin-scalar"),
+        lint_forms=("method:item", "builtin-scalar", "builtin-minmax", "tensor-of-tensors", "size-from-tensor",
+                    "sequence-repeat"),
     ),
     Rule(
         code="SH110",

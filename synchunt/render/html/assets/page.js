@@ -22,6 +22,8 @@
     return sign + v.toFixed(1) + " \u00b5s";
   }
 
+  function plural(count, noun) { return count + " " + noun + (count === 1 ? "" : "s"); }
+
   function stat(key, value) {
     return el("div", { cls: "stat" }, el("div", { cls: "k", text: key }), el("div", { cls: "v", text: String(value) }));
   }
@@ -64,12 +66,34 @@
     var h = side.model.header;
     var box = el("div", {});
     box.appendChild(el("div", { cls: "verdict " + (h.clean ? "good" : "bad"), "data-verdict": side.key, text: h.verdict }));
-    h.traces.forEach(function (t) { box.appendChild(el("p", { cls: "sub", text: traceLine(t) })); });
-    box.appendChild(el("div", { cls: "stats" },
+    h.traces.forEach(function (t) {
+      box.appendChild(el("p", { cls: "sub", text: traceLine(t) }));
+      if (t.partial) box.appendChild(el("p", { cls: "note", "data-note": "partial", text: t.partial }));
+    });
+    var stats = el("div", { cls: "stats" },
       stat("syncs", h.syncs), stat("confirmed", h.confirmed), stat("latent", h.latent),
       stat("total stall", h.stall), stat("max stall", h.max_stall),
-      stat("device", h.device || "unknown"), stat("torch", h.torch || "unknown"),
-      stat("threads with syncs", h.threads.join(", ") || "none")));
+      stat("device idle caused", h.device_idle === null ? (h.syncs ? "unknown" : "none") : h.device_idle));
+    stats.lastChild.setAttribute("data-stat", "device-idle");
+    if (h.collective_delay_us !== null) {
+      stats.appendChild(stat("collective delay", us(h.collective_delay_us)));
+      stats.lastChild.setAttribute("data-stat", "collective-delay");
+    }
+    [stat("device", h.device || "unknown"), stat("torch", h.torch || "unknown"),
+      stat("threads with syncs", h.threads.join(", ") || "none")].forEach(function (node) { stats.appendChild(node); });
+    box.appendChild(stats);
+    if (h.collective_delay_us !== null) {
+      box.appendChild(el("p", { cls: "muted", text: "Collective delay: for each sync, how much later than the first " +
+        "rank this rank started its next collective (NCCL/RCCL): every peer already inside waited that long." }));
+    }
+    if (h.set_aside) box.appendChild(el("p", { cls: "muted", "data-note": "set-aside", text: h.set_aside }));
+    if (h.sites_left_out || h.scopes_left_out) {
+      var parts = [];
+      if (h.sites_left_out) parts.push(h.sites_left_out + " call sites with the fewest syncs");
+      if (h.scopes_left_out) parts.push(h.scopes_left_out + " scopes with the fewest syncs");
+      box.appendChild(el("p", { cls: "note", "data-note": "left-out", text: "Not shown on this page: " +
+        parts.join(" and ") + ". The JSON output (--format json) lists every one." }));
+    }
     if (h.latent) {
       box.appendChild(el("p", { cls: "note", text: "Latent: these ops would sync on a GPU. The stall shown is the " +
         "op's CPU time in this trace, not a measured device wait; profile on a GPU to confirm." }));
@@ -84,6 +108,7 @@
 
   function siteTable(side) {
     var rules = side.model.rules;
+    var delays = side.model.header.collective_delay_us !== null;
     var rows = side.model.sites.map(function (s, i) {
       var where = el("td", {}, el("div", { cls: "site", text: s.site }),
         el("div", { cls: "muted", text: s.threads.map(function (t) {
@@ -95,6 +120,11 @@
       var why = el("td", {});
       var fix = el("td", {});
       var ruleCell = el("td", {});
+      if (s.source) {
+        // The site's own line above the rewrites: the reader maps the catalogue's pattern onto their code.
+        fix.appendChild(el("div", { cls: "muted", text: "your line, " + s.source.file.split("/").pop() + ":" + s.source.line }));
+        fix.appendChild(el("pre", { cls: "source", "data-source": "", text: s.source.text }));
+      }
       s.rules.forEach(function (code) {
         var r = rules[code];
         ruleCell.appendChild(el("div", {}, el("b", { text: r.code }), " " + r.name));
@@ -102,20 +132,31 @@
         why.appendChild(prose("p", r.mechanism));
         why.appendChild(el("details", {}, el("summary", { text: "why it hurts" }), prose("p", r.why_bad)));
         fix.appendChild(prose("p", r.fix, "fix"));
-        if (r.example) {
-          fix.appendChild(el("div", { cls: "muted", text: "instead of" }));
-          fix.appendChild(el("pre", { text: r.example }));
-        }
-        if (r.use_instead) {
-          fix.appendChild(el("div", { cls: "muted", text: "write" }));
-          fix.appendChild(el("pre", { text: r.use_instead }));
+        var example = [];
+        if (r.example) example.push(el("div", { cls: "muted", text: "instead of" }), el("pre", { text: r.example }));
+        if (r.use_instead) example.push(el("div", { cls: "muted", text: "write" }), el("pre", { text: r.use_instead }));
+        if (s.source) {
+          if (r.use_instead) {
+            fix.appendChild(el("div", { cls: "muted", text: "rewrite it as" }));
+            fix.appendChild(el("pre", { text: r.use_instead }));
+          }
+          if (r.example) fix.appendChild(el("details", {}, el("summary", { text: "the catalogue's example" })));
+          if (r.example) example.forEach(function (node) { fix.lastChild.appendChild(node); });
+        } else {
+          example.forEach(function (node) { fix.appendChild(node); });
         }
       });
-      return [num(i + 1), where, num(s.count + (s.confirmed && s.latent ? " (" + s.confirmed + " confirmed)" : "")),
-        num(us(s.stall_us) + "\n(" + us(s.max_stall_us) + " max)"), ruleCell, why, fix];
+      var idle = s.device_idle_us === null ? (s.latent ? "unknown\n(latent)" : "-") :
+        us(s.device_idle_us) + (s.count > 1 && s.max_idle_us !== null ? "\n(" + us(s.max_idle_us) + " max)" : "");
+      var cells = [num(i + 1), where, num(s.count + (s.confirmed && s.latent ? " (" + s.confirmed + " confirmed)" : "")),
+        num(us(s.stall_us) + "\n(" + us(s.max_stall_us) + " max)"), num(idle, s.device_idle_us ? "idle" : "")];
+      if (delays) cells.push(num(s.collective_delay_us === null ? "-" : "+" + us(s.collective_delay_us), "delay"));
+      return cells.concat([ruleCell, why, fix]);
     });
-    var result = table(["#", "call site", "syncs", "stall", "rule", "why it syncs", "sync-free alternative"], rows);
-    result.className = "sites";
+    var headers = ["#", "call site", "syncs", "stall", "device idle caused"];
+    if (delays) headers.push("collective delay");
+    var result = table(headers.concat(["rule", "why it syncs", "sync-free alternative"]), rows);
+    result.className = "sites" + (delays ? " delays" : "");
     return result;
   }
 
@@ -123,14 +164,15 @@
     var box = el("div", {});
     side.model.sites.forEach(function (s) {
       var details = el("details", { open: "" }, el("summary", {}, el("span", { cls: "site", text: s.site }),
-        " \u2014 " + s.count + " syncs, " + (s.stacks.length + s.other_stacks) + " distinct path" +
-        (s.stacks.length + s.other_stacks === 1 ? "" : "s")));
+        " \u2014 " + plural(s.count, "sync") + ", " + plural(s.stacks.length + s.other_stacks, "distinct path")));
       s.stacks.forEach(function (entry) {
         var list = el("ol", { cls: "stack" });
-        entry[0].forEach(function (f, i) {
+        entry.frames.forEach(function (f, i) {
           list.appendChild(el("li", { cls: i === 0 ? "user" : "", text: f.file + ":" + f.line + "  " + f.function }));
         });
-        details.appendChild(el("div", { cls: "muted", text: entry[1] + " syncs through this path (innermost frame first):" }));
+        details.appendChild(el("div", { cls: "muted", "data-path-op": entry.op_chain }, plural(entry.count, "sync") +
+          " through this path (innermost frame first), syncing in ", el("code", { text: entry.op_chain }),
+          " (" + entry.rule + "):"));
         details.appendChild(list);
       });
       if (s.other_stacks) {
@@ -146,9 +188,12 @@
     if (side.heading) section.appendChild(el("h2", { text: side.heading }));
     section.appendChild(header(side));
     section.appendChild(el("h3", { text: "Timeline" }));
+    var gpu = side.timelines.some(function (t) { return t.gpu_lanes > 0; });
     section.appendChild(el("p", { cls: "muted", text: "Scope lanes (record_function), the outermost ops and every " +
-      "sync (size and colour: stall; hover for op chain, call site and rule). Drag to zoom, scroll to zoom, " +
-      "the modebar to pan." }));
+      "sync, labelled with its rule and op (size and colour: stall; hover for op chain, call site, rule and cost)" +
+      (gpu ? "; below them one lane per GPU stream: the work each sync waited for in purple, a dotted line from " +
+        "the sync to its end, and the device idle the sync caused as a red hatched gap" : "") +
+      ". Lane names are shortened; hover a bar for the full name. Drag to zoom, scroll to zoom, the modebar to pan." }));
     side.timelines.forEach(function (t, i) {
       if (side.timelines.length > 1) section.appendChild(el("div", { cls: "muted", text: t.title }));
       section.appendChild(el("p", { cls: t.decimated ? "note" : "muted", "data-decimation": "", text: t.note }));
@@ -162,13 +207,25 @@
     section.appendChild(figure(side.key + "-sites", side.figures.sites));
     section.appendChild(siteTable(side));
     section.appendChild(el("h3", { text: "Syncs by scope" }));
-    side.model.sites.forEach(function (s) {
-      section.appendChild(el("p", { cls: "muted" }, el("span", { cls: "site", text: s.site }),
-        ": " + (s.scope_summary.join("; ") || "-")));
-    });
-    section.appendChild(figure(side.key + "-scopes", side.figures.scopes));
+    if (side.model.scopes.length === 1) {
+      var only = side.model.scopes[0];
+      section.appendChild(el("p", { cls: "muted", "data-note": "one-scope", text: !only.named ?
+        "No record_function scope encloses " + (only.count === 1 ? "the sync." : "any of these syncs.") :
+        (only.count === 1 ? "The sync is" : "All " + only.count + " syncs are") + " in one scope: " + only.scope }));
+    } else {
+      side.model.sites.forEach(function (s) {
+        section.appendChild(el("p", { cls: "muted" }, el("span", { cls: "site", text: s.site }),
+          ": " + (s.scope_summary.join("; ") || "-")));
+      });
+    }
+    if (side.figures.scopes) section.appendChild(figure(side.key + "-scopes", side.figures.scopes));
     section.appendChild(el("h3", { text: "Python call paths" }));
-    section.appendChild(el("p", { cls: "muted", text: "Outermost frame at the top, the op that syncs at the bottom (blue: your code); click a box to zoom in." }));
+    if (!side.figures.callpath) {
+      section.appendChild(el("p", { cls: "muted", "data-note": "no-stacks", text: "The trace records no Python " +
+        "frames for these syncs: profile with torch.profiler's with_stack=True to see where they come from." }));
+      return section;
+    }
+    section.appendChild(el("p", { cls: "muted", text: "Outermost frame at the top, each path's own op and rule at the bottom (blue: your code); click a box to zoom in." }));
     section.appendChild(figure(side.key + "-callpath", side.figures.callpath));
     section.appendChild(stackList(side));
     return section;
@@ -185,17 +242,21 @@
       pair.appendChild(el("div", { cls: "card " + (s.syncs ? "bad" : "good") },
         el("h3", { text: entry[0] + ": " + s.labels.join(", ") }),
         el("div", { cls: "v", text: s.verdict }),
-        el("div", { cls: "muted", text: "stall " + us(s.stall_us) + " total, " + us(s.max_stall_us) + " max" })));
+        el("div", { cls: "muted", text: "stall " + us(s.stall_us) + " total, " + us(s.max_stall_us) + " max" +
+          (s.device_idle_us === null ? "" : " \u00b7 device idle " + us(s.device_idle_us) + " caused") })));
     });
     section.appendChild(pair);
     section.appendChild(el("h3", { text: "Per call site" }));
+    var idle = cmp.sites.some(function (s) { return s.before_idle_us !== null || s.after_idle_us !== null; });
+    function idleText(value) { return value === null ? "-" : us(value); }
     section.appendChild(table(["call site", "rule", "before", "after", "\u0394 syncs", "stall before", "stall after",
-      "\u0394 stall", ""], cmp.sites.map(function (s) {
+      "\u0394 stall"].concat(idle ? ["idle before", "idle after"] : [], [""]), cmp.sites.map(function (s) {
       var where = el("td", {}, el("div", { cls: "site", text: s.site }));
       if (s.after_site && s.after_site !== s.site) where.appendChild(el("div", { cls: "muted", text: "\u2192 " + s.after_site }));
       return [where, s.rules.join(", "), num(s.before), num(s.after), num((s.delta > 0 ? "+" : "") + s.delta, s.status),
-        num(us(s.before_stall_us)), num(us(s.after_stall_us)), num(us(-s.stall_saved_us), s.status),
-        el("td", { cls: s.status, text: s.status })];
+        num(us(s.before_stall_us)), num(us(s.after_stall_us)), num(us(-s.stall_saved_us), s.status)].concat(
+        idle ? [num(idleText(s.before_idle_us)), num(idleText(s.after_idle_us))] : [],
+        [el("td", { cls: s.status, text: s.status })]);
     })));
     if (cmp.ops.length) {
       section.appendChild(el("h3", { text: "Per op" }));

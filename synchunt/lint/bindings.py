@@ -1,0 +1,195 @@
+"""One pass over a module's statements that records every binding the provenance guess reads.
+
+Names (assignments, loop targets, parameters, imports, definitions), ``self.<attr>`` per class (assignments in
+any method, ``register_buffer``, class-level ``attr: Tensor`` declarations), writes into containers
+(``xs.append(v)``, ``d[k] = v``), and ``isinstance(x, torch.Tensor)`` narrowing inside the ``if`` it guards.
+Bindings made inside expressions (comprehensions, ``:=``, lambdas) are added by the linter's walk.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from synchunt.lint.scopes import (
+    ITER,
+    Binding,
+    ClassInfo,
+    Content,
+    Scope,
+    add_content,
+    bind_target,
+    function_scope,
+    subscript_root,
+)
+from synchunt.lint.walk import FastVisitor
+from synchunt.lint.where import Where, annotation_where, name_where
+
+_ADDERS = {"append": False, "add": False, "appendleft": False, "extend": True, "update": True}
+
+
+def build_scopes(tree: ast.Module) -> dict[int, Scope]:
+    """Scopes keyed by ``id()`` of their function node; the module's scope under ``id(tree)``."""
+    module = Scope("<module>")
+    scopes: dict[int, Scope] = {id(tree): module}
+    ScopeBuilder(module, scopes, prefix="").visit_body(tree.body)
+    return scopes
+
+
+def _device_check(test: ast.expr) -> tuple[str, Where] | None:
+    """``x.is_cuda`` → ``("x", DEVICE)``; ``x.device.type == "cpu"`` / ``x.is_cpu`` → ``("x", CPU)``;
+    ``not ...`` and ``!=`` flip the answer. Only plain names are narrowed."""
+    flipped = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, flipped = test.operand, not flipped
+    name, on_host = None, None
+    if isinstance(test, ast.Attribute) and test.attr in {"is_cuda", "is_cpu"} and isinstance(test.value, ast.Name):
+        name, on_host = test.value.id, test.attr == "is_cpu"
+    elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+          and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in {"cpu", "cuda"}):
+        subject = test.left
+        if isinstance(subject, ast.Attribute) and subject.attr == "type":
+            subject = subject.value
+        if isinstance(subject, ast.Attribute) and subject.attr == "device" and isinstance(subject.value, ast.Name):
+            name, on_host = subject.value.id, test.comparators[0].value == "cpu"
+            flipped ^= isinstance(test.ops[0], ast.NotEq)
+    if name is None or on_host is None:
+        return None
+    return name, Where.CPU if on_host != flipped else Where.DEVICE
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def _is_tensor_check(test: ast.expr) -> str | None:
+    """The name that ``isinstance(name, torch.Tensor)`` / ``torch.is_tensor(name)`` proves a tensor."""
+    if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
+        return None
+    func = ast.unparse(test.func)
+    if func == "isinstance" and len(test.args) == 2 and ast.unparse(test.args[1]).endswith("Tensor"):
+        return test.args[0].id
+    return test.args[0].id if func.endswith("is_tensor") and len(test.args) == 1 else None
+
+
+class ScopeBuilder(FastVisitor):
+    """Collects the bindings statements make in one scope; nested functions and classes get builders of
+    their own. ``klass`` is set when the body being read is a class body."""
+
+    def __init__(self, scope: Scope, scopes: dict[int, Scope], prefix: str, klass: ClassInfo | None = None) -> None:
+        super().__init__()
+        self.scope = scope
+        self.scopes = scopes
+        self.prefix = prefix
+        self.klass = klass
+
+    def visit_body(self, body: list[ast.stmt]) -> None:
+        for statement in body:
+            self.visit(statement)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            nested = getattr(node, name, None)
+            if type(nested) is list:
+                for item in nested:
+                    self.visit(item)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE, kind="function", function=node))
+        qualname = f"{self.prefix}{node.name}"
+        # Class bodies are not enclosing scopes for the functions defined in them.
+        parent = self.scope.parent if self.klass is not None else self.scope
+        if self.klass is not None:
+            self.klass.methods[node.name] = node
+        scope = function_scope(node, qualname, parent, self.klass)
+        self.scopes[id(node)] = scope
+        ScopeBuilder(scope, self.scopes, qualname + ".").visit_body(node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE, kind="class"))
+        class_body = Scope("<class>", parent=self.scope)
+        klass = ClassInfo()
+        ScopeBuilder(class_body, self.scopes, f"{self.prefix}{node.name}.", klass=klass).visit_body(node.body)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # The new binding holds after the statement: a multi-line right side still reads the old one.
+        for target in node.targets:
+            bind_target(self.scope, target, node.value, node.end_lineno or node.lineno)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Subscript):  # `totals[k] += v` puts what `v` is into `totals`
+            root, depth = subscript_root(node.target)
+            if depth:
+                add_content(self.scope, root, Content(node.lineno, node.value, depth))
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            bind_target(self.scope, node.target, node.value, node.end_lineno or node.lineno)
+        elif isinstance(node.target, ast.Name):
+            fixed = annotation_where(node.annotation) or name_where(node.target.id)
+            binding = Binding(node.lineno, fixed=fixed, annotation=node.annotation)
+            self.scope.bind(node.target.id, binding)
+            if self.klass is not None and fixed is not Where.UNKNOWN:  # a dataclass field: `seq_lens: Tensor`
+                self.klass.attributes.setdefault(node.target.id, []).append((binding, self.scope))
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        call = node.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.args):
+            return
+        method, receiver = call.func.attr, call.func.value
+        if method in _ADDERS:
+            root, depth = subscript_root(receiver)
+            add_content(self.scope, root, Content(node.lineno, call.args[-1], depth + 1, spread=_ADDERS[method]))
+        elif method == "register_buffer" and isinstance(receiver, ast.Name) and receiver.id == "self" and (
+                self.scope.klass is not None and isinstance(call.args[0], ast.Constant) and len(call.args) > 1):
+            # A buffer follows the module to its device: a tensor, wherever it was built.
+            binding = Binding(node.lineno, fixed=Where.TENSOR)
+            self.scope.klass.attributes.setdefault(str(call.args[0].value), []).append((binding, self.scope))
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        bind_target(self.scope, node.target, node.iter, node.lineno, (ITER,))
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_If(self, node: ast.If) -> None:
+        end = max(statement.end_lineno or statement.lineno for statement in node.body)
+        name = _is_tensor_check(node.test)
+        if name is not None:
+            self.scope.bind(name, Binding(node.lineno, fixed=Where.TENSOR, until=end))
+        checked = _device_check(node.test)
+        if checked is not None:
+            name, inside = checked
+            outside = Where.DEVICE if inside is Where.CPU else Where.CPU
+            self.scope.bind(name, Binding(node.lineno, fixed=inside, until=end))
+            if node.orelse:
+                start = node.orelse[0].lineno
+                self.scope.bind(name, Binding(start - 1, fixed=outside,
+                                              until=max(item.end_lineno or item.lineno for item in node.orelse)))
+            elif _exits(node.body) and self.scope.node is not None:
+                # `if x.is_cuda: return ...`: below, x is on the other side (until the function ends)
+                self.scope.bind(name, Binding(end, fixed=outside, until=self.scope.node.end_lineno))
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                for name in ast.walk(item.optional_vars):
+                    if isinstance(name, ast.Name):
+                        self.scope.bind(name.id, Binding(node.lineno, fixed=name_where(name.id)))
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE))
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.scope.bind(alias.asname or alias.name.split(".")[0],
+                            Binding(node.lineno, fixed=Where.VALUE, kind="module"))
+
+    visit_ImportFrom = visit_Import

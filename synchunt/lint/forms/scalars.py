@@ -1,0 +1,116 @@
+"""Python reading device scalars without saying ``.item()``: builtin ``max``/``min`` comparing tensors,
+``torch.tensor([...])`` of tensors, sizes and ranges taken from tensors, ``[x] * t``."""
+
+from __future__ import annotations
+
+import ast
+
+from synchunt.findings import Confidence
+from synchunt.lint.forms import Context, Hit, excerpt, read_confidence, register
+from synchunt.lint.provenance.tables import TYPED_CONSTRUCTORS
+from synchunt.lint.scopes import ITER
+from synchunt.lint.where import Where
+from synchunt.rules import Rule
+
+_READ = "its value is read back from the device"
+
+
+def _tensor_confidence(where: Where) -> Confidence | None:
+    """A device read only when the evidence says tensor (a host tensor or an unknown value: no finding)."""
+    if where in (Where.CPU, Where.CPU_NAMED) or not where.is_tensor:
+        return None
+    return read_confidence(where)
+
+
+def _builtin(node: ast.Call, context: Context, names: frozenset[str]) -> str | None:
+    """The builtin a plain-name call invokes, unless the module rebinds that name."""
+    if not isinstance(node.func, ast.Name) or node.func.id not in names:
+        return None
+    found = context.scope.lookup(node.func.id, node.lineno)
+    return node.func.id if found is None else None
+
+
+@register("builtin-minmax", ast.Call, call_names=("max", "min"))
+def detect_builtin_minmax(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``max(a, b)`` and ``max(xs)`` compare their candidates in Python: ``b > a`` on tensors is a bool read.
+    (``sum()`` only adds, on the device: not a read.)"""
+    assert isinstance(node, ast.Call)
+    name = _builtin(node, context, frozenset({"max", "min"}))
+    if name is None or not node.args or any(item.arg == "key" for item in node.keywords):
+        return None
+    if len(node.args) > 1:
+        confidences = [_tensor_confidence(context.where(arg)) for arg in node.args]
+    else:
+        confidences = [_tensor_confidence(context.classifier.element(node.args[0], context.scope, (ITER,)))]
+    found = [level for level in confidences if level is not None]
+    if not found:
+        return None
+    confidence = max(found, key=lambda level: level.rank)
+    return Hit(node, f"`{excerpt(node)}` compares tensors with Python's `{name}()`: each comparison's result "
+               f"is read back from the device", confidence)
+
+
+@register("tensor-of-tensors", ast.Call, call_names=("tensor", "as_tensor", "asarray", *sorted(TYPED_CONSTRUCTORS)))
+def detect_tensor_of_tensors(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``torch.tensor([a, b])``, ``torch.Tensor(scores)`` where the elements are tensors: each one is read
+    back to build the new tensor on the host (``torch.stack`` keeps them on the device)."""
+    assert isinstance(node, ast.Call)
+    name = context.classifier.torch_function_name(node.func)
+    if name is None or name.rsplit(".", 1)[-1] not in {"tensor", "as_tensor", "asarray", *TYPED_CONSTRUCTORS}:
+        return None
+    if not node.args or context.where(node.args[0]).is_tensor:
+        return None  # `torch.tensor(t)` copies a tensor as a whole
+    confidence = _tensor_confidence(context.classifier.element(node.args[0], context.scope, (ITER,)))
+    if confidence is None:
+        return None
+    return Hit(node, f"`{excerpt(node)}` builds a tensor from tensor elements: each element's value is read "
+               "back from the device (`torch.stack` would not)", confidence)
+
+
+_SIZED = frozenset({"arange", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "eye",
+                    "linspace", "logspace"})
+
+
+def _size_parts(node: ast.Call, name: str) -> list[ast.expr]:
+    """The arguments that are sizes, bounds or fill values (read as Python numbers)."""
+    parts = list(node.args)
+    for keyword in node.keywords:
+        if keyword.arg in {"size", "end", "start", "step", "steps", "n", "m", "high", "low", "fill_value"}:
+            parts.append(keyword.value)
+    return [item for part in parts for item in (part.elts if isinstance(part, (ast.List, ast.Tuple)) else [part])]
+
+
+@register("size-from-tensor", ast.Call, call_names=(*sorted(_SIZED), "range"))
+def detect_size_from_tensor(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``torch.arange(n)``, ``torch.zeros(n, d)``, ``torch.full(shape, v)``, ``range(n)`` with a tensor ``n``
+    or ``v``: the size or value is read as a Python number first."""
+    assert isinstance(node, ast.Call)
+    name = context.classifier.torch_function_name(node.func)
+    if name is None:
+        if _builtin(node, context, frozenset({"range"})) is None:
+            return None
+        name = "range"
+    elif name not in _SIZED:
+        return None
+    for part in _size_parts(node, name):
+        confidence = _tensor_confidence(context.where(part))
+        if confidence is not None:
+            return Hit(node, f"`{excerpt(node)}` takes a size or bound from a tensor (`{excerpt(part, 40)}`): "
+                       f"{_READ}", confidence)
+    return None
+
+
+@register("sequence-repeat", ast.BinOp)
+def detect_sequence_repeat(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``[x] * t`` with a tensor ``t``: Python asks the tensor for an int (``__index__``)."""
+    assert isinstance(node, ast.BinOp)
+    if not isinstance(node.op, ast.Mult):
+        return None
+    for sequence, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(sequence, (ast.List, ast.Tuple, ast.ListComp)) or (
+                isinstance(sequence, ast.Constant) and isinstance(sequence.value, str)):
+            confidence = _tensor_confidence(context.where(count))
+            if confidence is not None:
+                return Hit(node, f"`{excerpt(node)}` repeats a Python sequence a tensor's number of times: "
+                           f"{_READ}", confidence)
+    return None

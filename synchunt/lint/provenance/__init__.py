@@ -1,0 +1,226 @@
+"""Where a value lives, as far as the source shows: a small, flow-insensitive guess per expression.
+
+The lint only knows syntax, so it asks: is this expression a tensor, and is it on the device? Evidence,
+strongest first: the call that built it (`.cuda()`, `device=...`, `.cpu()`, a `torch.*` factory without a
+device, `numpy`), what it was derived from (`x % n == r` lives where `x` lives), what a container was filled
+with (`xs.append(t)`, then `xs[i]`), what a function of the same module returns, annotations, then names
+(`seq_lens_cpu`, `host_indices`). A guess that is wrong costs one finding's confidence, never a crash.
+
+This module holds the :class:`Classifier` and the rules for names, attributes, operators and subscripts;
+``calls`` classifies calls and ``contents`` follows elements through containers, loops and unpacking.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import TypeVar
+
+from synchunt.lint.callsites import CallSite, index_calls
+from synchunt.lint.provenance import calls, contents
+from synchunt.lint.provenance.syntax import constant_device, dotted_name, is_true, keyword, self_attributes
+from synchunt.lint.provenance.tables import HOST_CONTAINER_ATTRIBUTES, TENSOR_ONLY_ATTRIBUTES
+from synchunt.lint.scopes import ITER, Binding, Scope, Step
+from synchunt.lint.where import Where, join, name_says_host
+
+__all__ = ["Classifier", "constant_device", "dotted_name", "is_true", "keyword", "self_attributes"]
+
+T = TypeVar("T")
+MAX_NESTING = 30  # evaluations in progress at once; past this, "unknown" (and no deep recursion)
+_ARITHMETIC_ONLY_ON_ARRAYS = (ast.Sub, ast.Div, ast.FloorDiv, ast.MatMult, ast.Pow)
+
+
+class Classifier:
+    """Classifies expressions within one module; ``torch``/``numpy`` aliases come from its imports and
+    ``scopes`` (from :func:`synchunt.lint.bindings.build_scopes`) lets calls read local functions' returns."""
+
+    def __init__(self, torch_aliases: dict[str, str], numpy_aliases: set[str], torch_functions: dict[str, str],
+                 scopes: dict[int, Scope] | None = None, tree: ast.Module | None = None):
+        self.torch_aliases = torch_aliases
+        self.numpy_aliases = numpy_aliases
+        self.torch_functions = torch_functions  # `from torch import unique as u` → {"u": "unique"}
+        self.scopes = scopes or {}
+        self.tree = tree
+        self.active: set[tuple[object, ...]] = set()  # what is being evaluated now: no infinite recursion
+        self.memo: dict[tuple[object, ...], object] = {}
+        self._call_sites: dict[int, list[CallSite]] | None = None
+        self._nested: set[int] | None = None
+
+    def call_sites(self) -> dict[int, list[CallSite]]:
+        """The module's calls to its own functions (found on first use)."""
+        if self._call_sites is None:
+            self._call_sites = index_calls(self.tree, self.scopes) if self.tree is not None else {}
+        return self._call_sites
+
+    def nested_functions(self) -> set[int]:
+        """``id()`` of functions defined inside other functions (closures: called only where they are seen)."""
+        if self._nested is None:
+            self._nested = {id(scope.node) for scope in self.scopes.values()
+                            if scope.node is not None and scope.parent is not None and scope.parent.node is not None}
+        return self._nested
+
+    def where(self, node: ast.AST | None, scope: Scope, line: int | None = None) -> Where:
+        if node is None:
+            return Where.UNKNOWN
+        line = line if line is not None else getattr(node, "lineno", 0)
+        method = getattr(self, "_" + type(node).__name__, None)
+        return method(node, scope, line) if method else Where.UNKNOWN
+
+    def element(self, node: ast.expr, scope: Scope, path: tuple[Step, ...] = (ITER,), line: int | None = None) -> Where:
+        """Where what ``path`` reaches inside ``node`` lives (default: one element of iterating it)."""
+        return contents.follow(self, node, path, scope, line if line is not None else getattr(node, "lineno", 0))
+
+    def guarded(self, key: tuple[object, ...], compute: Callable[[], T]) -> T | Where:
+        """``compute()``, once per ``key`` (bindings, containers and attributes are read many times), and
+        ``UNKNOWN`` while ``key`` is being computed (a value defined through itself)."""
+        if key in self.memo:
+            return self.memo[key]  # type: ignore[return-value]
+        if key in self.active or len(self.active) > MAX_NESTING:
+            return Where.UNKNOWN
+        self.active.add(key)
+        try:
+            result = compute()
+        finally:
+            self.active.discard(key)
+        self.memo[key] = result
+        return result
+
+    # -- names and attributes -------------------------------------------------------------------------
+    def _Name(self, node: ast.Name, scope: Scope, line: int) -> Where:
+        if node.id in self.torch_aliases or node.id in self.numpy_aliases:
+            return Where.VALUE
+        found = scope.lookup(node.id, line)
+        result = Where.UNKNOWN
+        if found is not None:
+            binding, owner = found
+            result = self.binding(binding, owner, key=(id(owner), node.id))
+        return _named(node.id, result)
+
+    def _Attribute(self, node: ast.Attribute, scope: Scope, line: int) -> Where:
+        if node.attr in HOST_CONTAINER_ATTRIBUTES or node.attr in {"is_cuda", "layout", "requires_grad", "is_cpu"}:
+            return Where.VALUE
+        if node.attr in {"data", "T", "mT", "real", "imag", "grad"}:
+            found = self.where(node.value, scope, line)
+            return Where.TENSOR if found is Where.UNKNOWN and node.attr in TENSOR_ONLY_ATTRIBUTES else found
+        if self.torch_root(node.value) or self.numpy_root(node):
+            return Where.VALUE
+        if not isinstance(node.value, ast.Name) or node.value.id != "self":
+            owner = self.where(node.value, scope, line)
+            if owner is Where.CPU:
+                return Where.CPU  # a field of a host batch (`inputs.input_ids` of a processor's output)
+        attributes = self_attributes(node, scope)
+        if attributes is not None:
+            key = (id(attributes), node.attr)
+            found = self.guarded(("attribute", *key), lambda: join(
+                [self.binding(binding, owner, key=key) for binding, owner in attributes]))
+            return _named(node.attr, found)
+        return _named(node.attr, Where.UNKNOWN)
+
+    def binding(self, binding: Binding, owner: Scope, key: tuple[int, str]) -> Where:
+        if binding.fixed is not None:
+            return binding.fixed
+        if binding.parameter and binding.function is not None:
+            return calls.parameter_where(self, binding.function, binding.parameter)
+        if binding.value is None:
+            return Where.UNKNOWN
+        if binding.path:
+            return self.guarded((*key, binding.line), lambda: contents.follow(
+                self, binding.value, binding.path, owner, binding.line))  # type: ignore[arg-type]
+        return self.guarded((*key, binding.line), lambda: self.where(binding.value, owner, binding.line))
+
+    # -- calls ----------------------------------------------------------------------------------------
+    def _Call(self, node: ast.Call, scope: Scope, line: int) -> Where:
+        return calls.classify(self, node, scope, line)
+
+    def device_where(self, device: ast.expr, scope: Scope, line: int) -> Where:
+        return calls.device_where(self, device, scope, line)
+
+    def is_dtype(self, node: ast.expr) -> bool:
+        return calls.is_dtype(self, node)
+
+    # -- operators and literals -----------------------------------------------------------------------
+    def _Compare(self, node: ast.Compare, scope: Scope, line: int) -> Where:
+        if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            return Where.VALUE
+        return self._operands([node.left, *node.comparators], scope, line)
+
+    def _BinOp(self, node: ast.BinOp, scope: Scope, line: int) -> Where:
+        found = self._operands([node.left, node.right], scope, line)
+        if found is Where.UNKNOWN and isinstance(node.op, _ARITHMETIC_ONLY_ON_ARRAYS) and any(
+                _is_slice(side) for side in (node.left, node.right)):
+            return Where.TENSOR  # `offsets[1:] - offsets[:-1]`: Python sequences have no `-` or `/`
+        return found
+
+    def _UnaryOp(self, node: ast.UnaryOp, scope: Scope, line: int) -> Where:
+        return Where.VALUE if isinstance(node.op, ast.Not) else self.where(node.operand, scope, line)
+
+    def _BoolOp(self, node: ast.BoolOp, scope: Scope, line: int) -> Where:
+        return self._operands(node.values, scope, line)
+
+    def _IfExp(self, node: ast.IfExp, scope: Scope, line: int) -> Where:
+        return self._operands([node.body, node.orelse], scope, line)
+
+    def _Subscript(self, node: ast.Subscript, scope: Scope, line: int) -> Where:
+        found = self.where(node.value, scope, line)
+        index = node.slice
+        if found.is_tensor or isinstance(index, ast.Slice):
+            return found
+        if isinstance(index, ast.Tuple) and any(
+                isinstance(part, ast.Slice) or (isinstance(part, ast.Constant) and part.value is Ellipsis)
+                for part in index.elts):
+            return Where.TENSOR if found is Where.UNKNOWN else found  # `x[:, 0]`: only arrays take these
+        return contents.follow(self, node.value, (contents.key_step(index),), scope, line)
+
+    def _Starred(self, node: ast.Starred, scope: Scope, line: int) -> Where:
+        return self.where(node.value, scope, line)
+
+    def _NamedExpr(self, node: ast.NamedExpr, scope: Scope, line: int) -> Where:
+        return self.where(node.value, scope, line)
+
+    def _Await(self, node: ast.Await, scope: Scope, line: int) -> Where:
+        return self.where(node.value, scope, line)
+
+    def _operands(self, operands: list[ast.expr], scope: Scope, line: int) -> Where:
+        return join([self.where(operand, scope, line) for operand in operands])
+
+    def _literal(self, node: ast.AST, scope: Scope, line: int) -> Where:
+        return Where.VALUE
+
+    _Constant = _List = _Tuple = _Dict = _Set = _JoinedStr = _ListComp = _DictComp = _SetComp = _Lambda = _literal
+    _GeneratorExp = _literal
+
+    # -- module names ---------------------------------------------------------------------------------
+    def torch_root(self, node: ast.expr) -> bool:
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id in self.torch_aliases
+
+    def numpy_root(self, node: ast.expr) -> bool:
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id in self.numpy_aliases
+
+    def torch_function_name(self, func: ast.expr) -> str | None:
+        """``"unique"`` for ``torch.unique``, ``"cuda.synchronize"`` for ``torch.cuda.synchronize``."""
+        if isinstance(func, ast.Name):
+            return self.torch_functions.get(func.id)
+        if isinstance(func, ast.Attribute) and self.torch_root(func.value):
+            dotted = dotted_name(func)
+            if dotted is None:
+                return None
+            alias, _, rest = dotted.partition(".")
+            return self.torch_aliases[alias] + rest
+        return None
+
+
+def _is_slice(node: ast.expr) -> bool:
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)
+
+
+def _named(name: str, found: Where) -> Where:
+    """A name that says host memory wins over evidence that only says "a tensor"."""
+    if found in (Where.TENSOR, Where.UNKNOWN) and name_says_host(name):
+        return Where.CPU_NAMED
+    return found

@@ -1,0 +1,263 @@
+"""Where a call's result lives: torch factories and ops, tensor methods, builtins, and functions of the same
+module (whose ``return`` statements, or return annotation, say what they give back)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from synchunt.lint.callsites import NOT_PASSED, argument_of
+from synchunt.lint.provenance import contents
+from synchunt.lint.provenance.syntax import constant_device, dotted_name, is_true, keyword
+from synchunt.lint.provenance.tables import (
+    FACTORIES,
+    HOST_METHODS,
+    PICKING_BUILTINS,
+    PLAIN_VALUE_METHODS,
+    TENSOR_NAMESPACES,
+    TENSOR_ONLY_METHODS,
+    TYPED_CONSTRUCTORS,
+    VALUE_BUILTINS,
+    VALUE_METHODS,
+    VALUE_NAMESPACES,
+    VALUE_TORCH_CALLS,
+)
+from synchunt.lint.scopes import ITER, Scope, Step
+from synchunt.lint.where import Where, annotation_part_where, annotation_where, join, name_says_host
+
+if TYPE_CHECKING:
+    from synchunt.lint.provenance import Classifier
+
+_ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popleft", "__getitem__"})  # one element back
+_COPIES = frozenset({"tensor", "as_tensor", "asarray"})  # built from their data: a tensor's stays put
+
+
+def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
+    func = node.func
+    torch_name = c.torch_function_name(func)
+    if torch_name is not None:
+        return _torch_call(c, torch_name, node, scope, line)
+    if constant_device(keyword(node, "return_tensors") or ast.Constant(None)) == "pt":
+        return Where.CPU  # a tokenizer's or processor's output: host tensors
+    if c.numpy_root(func):
+        return Where.VALUE
+    if isinstance(func, ast.Name):
+        return _name_call(c, func.id, node, scope, line)
+    if not isinstance(func, ast.Attribute):
+        return Where.UNKNOWN
+    method, receiver = func.attr, func.value
+    if method in HOST_METHODS:
+        return Where.CPU
+    if method in VALUE_METHODS and method not in _ELEMENT_METHODS:
+        return Where.VALUE
+    if method == "cuda":
+        return Where.DEVICE
+    if method == "to":
+        return _to_call(c, node, scope, line)
+    local = local_method(func, scope)
+    if local is not None:
+        return returns(c, local, ())
+    source = c.where(receiver, scope, line)
+    if source.is_tensor:
+        return source
+    if method in _ELEMENT_METHODS and not is_module(receiver, scope, line):
+        return contents.follow(c, receiver, (None,), scope, line)  # `d.get(k)`: what the dict holds
+    if source is Where.VALUE:
+        # the methods of plain values (numbers, strings, containers, numpy arrays) give plain values
+        # (`np.arange(n).sum()`); a module's function or an object's method may return anything
+        plain = method in PLAIN_VALUE_METHODS and not is_module(receiver, scope, line)
+        return Where.VALUE if plain else Where.UNKNOWN
+    if method in TENSOR_ONLY_METHODS:
+        return Where.TENSOR
+    return Where.UNKNOWN
+
+
+def _name_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int) -> Where:
+    found = scope.lookup(name, line)
+    if found is not None:
+        binding = found[0]
+        if binding.function is not None:
+            return returns(c, binding.function, ())
+        if binding.kind == "class":
+            return Where.VALUE  # an object of a class of this module
+        if binding.kind != "module" and binding.fixed is None:
+            return Where.UNKNOWN  # a local callable named like a builtin
+    if name in PICKING_BUILTINS and node.args:
+        if len(node.args) > 1:  # max(a, b): one of them
+            return join([c.where(arg, scope, line) for arg in node.args])
+        return contents.follow(c, node.args[0], (ITER,), scope, line)  # max(xs): one element
+    if name == "sum" and node.args:
+        found_sum = contents.follow(c, node.args[0], (ITER,), scope, line)
+        return found_sum if found_sum in (Where.VALUE, *_TENSOR_WHERES) else Where.UNKNOWN
+    if name == "abs" and node.args:
+        return c.where(node.args[0], scope, line)
+    return Where.VALUE if name in VALUE_BUILTINS else Where.UNKNOWN
+
+
+_TENSOR_WHERES = (Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED)
+
+
+def local_method(func: ast.Attribute, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The method of the enclosing class that ``self.<name>(...)`` calls, if the class defines it."""
+    if isinstance(func.value, ast.Name) and func.value.id == "self" and scope.klass is not None:
+        return scope.klass.methods.get(func.attr)
+    return None
+
+
+def local_function(func: ast.expr, scope: Scope, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function or method of this module that a call's callee names, if any."""
+    if isinstance(func, ast.Attribute):
+        return local_method(func, scope)
+    if isinstance(func, ast.Name):
+        found = scope.lookup(func.id, line)
+        return found[0].function if found is not None else None
+    return None
+
+
+def returns(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...]) -> Where:
+    """Where what ``function`` returns lives (or what ``path`` reaches inside it)."""
+    return c.guarded(("returns", id(function), path), lambda: _returns(c, function, path))
+
+
+def _returns(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...]) -> Where:
+    declared = annotation_part_where(function.returns, path) if path else annotation_where(function.returns)
+    if declared is not None:
+        return declared
+    scope = c.scopes.get(id(function))
+    if scope is None:
+        return Where.UNKNOWN
+    values, generator = function_outputs(function)
+    if generator:
+        if not path or path[0] != ITER:
+            return Where.VALUE  # a generator object
+        path = path[1:]
+    found = [contents.follow(c, value, path, scope, value.lineno) if value is not None else Where.VALUE
+             for value in values]
+    return join(found) if found else Where.VALUE
+
+
+def function_outputs(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[ast.expr | None], bool]:
+    """The values a function returns (or yields), not looking into nested functions and classes."""
+    returned: list[ast.expr | None] = []
+    yielded: list[ast.expr | None] = []
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return):
+            returned.append(node.value)
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            yielded.append(node.value)
+        stack.extend(ast.iter_child_nodes(node))
+    return (yielded, True) if yielded else (returned, False)
+
+
+def parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                    path: tuple[Step, ...] = ()) -> Where:
+    """What the module's calls pass for a parameter that says nothing itself.
+
+    Every call must agree. A public function may have callers elsewhere, so its callers only ever prove
+    "a tensor"; a private one (``_name``, or nested in a function) is taken at its callers' word."""
+    return c.guarded(("parameter", id(function), name, path), lambda: _parameter_where(c, function, name, path))
+
+
+def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                     path: tuple[Step, ...]) -> Where:
+    sites = c.call_sites().get(id(function), [])
+    if not sites:
+        return Where.UNKNOWN
+    found: set[Where] = set()
+    for call, scope, through_self in sites:
+        value = argument_of(call, function, name, through_self)
+        if value is NOT_PASSED:
+            return Where.UNKNOWN
+        found.add(contents.follow(c, value, path, scope, call.lineno))
+    agreed = next((where for where, allowed in _AGREEMENTS if found <= allowed), None)
+    if agreed is None:
+        return Where.UNKNOWN
+    private = (function.name.startswith("_") and not function.name.endswith("__")) or (
+        id(function) in c.nested_functions())
+    if private:
+        return agreed
+    return Where.TENSOR if agreed in (Where.DEVICE, Where.TENSOR) else Where.UNKNOWN
+
+
+_AGREEMENTS = ((Where.DEVICE, {Where.DEVICE}), (Where.TENSOR, {Where.DEVICE, Where.TENSOR}),
+               (Where.CPU, {Where.CPU}), (Where.CPU_NAMED, {Where.CPU, Where.CPU_NAMED}), (Where.VALUE, {Where.VALUE}))
+
+
+def is_module(node: ast.expr, scope: Scope, line: int) -> bool:
+    if not isinstance(node, ast.Name):
+        return False
+    found = scope.lookup(node.id, line)
+    return found is not None and found[0].module
+
+
+def _torch_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int) -> Where:
+    namespace, _, short = name.rpartition(".")
+    if namespace == "cuda" and short in TYPED_CONSTRUCTORS:
+        return Where.DEVICE  # torch.cuda.LongTensor([...])
+    if name in VALUE_TORCH_CALLS or short.startswith(("is_", "get_", "set_")) or short in VALUE_TORCH_CALLS:
+        return Where.VALUE
+    if namespace and namespace.split(".")[0] not in TENSOR_NAMESPACES:
+        return Where.VALUE if namespace.split(".")[0] in VALUE_NAMESPACES else Where.UNKNOWN
+    device = keyword(node, "device")
+    if name in FACTORIES or short in FACTORIES:
+        if device is not None:
+            return device_where(c, device, scope, line)
+        if is_true(keyword(node, "pin_memory")):
+            return Where.CPU
+        if node.args and (name.endswith("_like") or name in _COPIES):
+            data = c.where(node.args[0], scope, line)
+            if name.endswith("_like") or data.is_tensor:
+                return data  # `torch.as_tensor(t)` stays where `t` is
+        return Where.CPU  # the default device is the host
+    if name in {"from_numpy", "frombuffer"}:
+        return Where.CPU
+    if device is not None:
+        return device_where(c, device, scope, line)
+    arguments = [item for arg in node.args
+                 for item in (arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg])]
+    parts = [c.where(arg, scope, line) for arg in arguments]
+    found = join([part for part in parts if part.is_tensor])
+    return found if found.is_tensor else Where.TENSOR
+
+
+def _to_call(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
+    receiver = c.where(node.func.value, scope, line)  # type: ignore[attr-defined]
+    target = keyword(node, "device") or (node.args[0] if node.args else None)
+    if target is None or is_dtype(c, target):
+        return receiver if receiver.is_tensor else Where.TENSOR
+    found = device_where(c, target, scope, line)
+    return Where.TENSOR if found is Where.UNKNOWN else found
+
+
+def device_where(c: Classifier, device: ast.expr, scope: Scope, line: int) -> Where:
+    """Where a tensor built with ``device=<device>`` lives."""
+    text = constant_device(device)
+    if text is not None:
+        return Where.CPU if text.startswith("cpu") else Where.DEVICE
+    if isinstance(device, ast.Attribute) and device.attr == "device":  # `device=x.device`
+        found = c.where(device.value, scope, line)
+        return found if found.is_tensor else Where.TENSOR
+    if isinstance(device, ast.Call):
+        if c.torch_function_name(device.func) == "device" and device.args:
+            return device_where(c, device.args[0], scope, line)
+        callee = (dotted_name(device.func) or "").rsplit(".", 1)[-1].lower()
+        return Where.DEVICE if "device" in callee or "cuda" in callee else Where.TENSOR
+    if isinstance(device, ast.Name):  # `device = input_ids.device`: where that tensor is
+        found = scope.lookup(device.id, line)
+        if found is not None and found[0].value is not None and not found[0].path:
+            binding, owner = found
+            return c.guarded(("device", id(binding.value)), lambda: device_where(
+                c, binding.value, owner, binding.line))  # type: ignore[arg-type]
+    name = dotted_name(device) or ""
+    if name_says_host(name.rsplit(".", 1)[-1]):
+        return Where.CPU_NAMED
+    return Where.DEVICE if "device" in name.lower() or "cuda" in name.lower() else Where.TENSOR
+
+
+def is_dtype(c: Classifier, node: ast.expr) -> bool:
+    return (isinstance(node, ast.Attribute) and c.torch_root(node.value) and node.attr != "device") or (
+        "dtype" in (dotted_name(node) or ""))

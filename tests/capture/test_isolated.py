@@ -1,0 +1,77 @@
+"""The CLI profiles a target in a child process: its prints never reach a machine-readable document, and a target
+that exits the process, crashes or hangs is "nothing to judge" (exit 2), never a verdict."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+TARGETS = textwrap.dedent("""
+    import os
+    import time
+
+    import torch
+
+
+    def loud():
+        print("hello from the target")
+        x = torch.arange(8)
+        return x[x > 3]
+
+
+    def quitter():
+        os._exit(0)
+
+
+    def crasher():
+        os.abort()
+
+
+    def sleeper():
+        time.sleep(60)
+""")
+
+
+def _synchunt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "synchunt", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("isolated")
+    (root / "targets.py").write_text(TARGETS)
+    return root
+
+
+def test_a_target_that_prints_leaves_the_json_document_clean(folder: Path) -> None:
+    done = _synchunt("profile", "targets.py:loud", "--out", "traces", "--no-report", "--no-guard", "-f", "json",
+                     cwd=folder)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)  # nothing but the analysis on stdout
+    assert document["summary"]["syncs"] == 1 and "hello from the target" in done.stderr
+
+
+def test_a_target_that_prints_leaves_the_sarif_log_clean(folder: Path) -> None:
+    done = _synchunt("gate", "--target", "targets.py:loud", "-f", "sarif", cwd=folder)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["version"] == "2.1.0" and "hello from the target" in done.stderr
+
+
+@pytest.mark.parametrize(("function", "reason"), [("quitter", "exited with status 0 before returning"),
+                                                   ("crasher", "was killed by signal")])
+def test_a_target_that_ends_the_process_is_nothing_to_judge(folder: Path, function: str, reason: str) -> None:
+    done = _synchunt("gate", "--target", f"targets.py:{function}", cwd=folder)
+    assert done.returncode == 2 and reason in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("error:") and "Traceback" not in done.stderr
+    assert "gate passed" not in done.stdout + done.stderr
+
+
+def test_a_target_past_its_timeout_is_stopped(folder: Path) -> None:
+    done = _synchunt("profile", "targets.py:sleeper", "--timeout", "3", "--out", "traces", cwd=folder)
+    assert done.returncode == 2 and "ran past --timeout 3 s" in done.stderr

@@ -1,0 +1,36 @@
+"""Provenance that follows data the way real code moves it: each file in tests/lint/provenance/ marks the
+findings it must produce with `# expect: <code> <confidence>` (all rules, all confidences); no other line
+may be flagged. Several findings on one line: `# expect: SH110 medium, SH201 low`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from synchunt.lint import lint_paths
+
+CASES = sorted((Path(__file__).parent / "provenance").glob("*.py"))
+_EXPECT = re.compile(r"#\s*expect:\s*(.*)$")
+_ITEM = re.compile(r"(SH\d{3})\s+(high|medium|low)")
+
+
+def expected(path: Path) -> set[tuple[int, str, str]]:
+    """`# expect: SH110 medium, SH201 low` marks two findings on that line."""
+    return {(number, code, confidence)
+            for number, line in enumerate(path.read_text().splitlines(), start=1)
+            if (match := _EXPECT.search(line)) for code, confidence in _ITEM.findall(match.group(1))}
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)
+def test_findings_match_markers(path: Path):
+    findings = lint_paths([path])
+    assert {(finding.line, finding.code, finding.confidence.value) for finding in findings} == expected(path)
+
+
+def test_every_case_has_positive_and_negative_lines():
+    for path in CASES:
+        marked = expected(path)
+        assert marked, path.name
+        assert len([line for line in path.read_text().splitlines() if line.strip()]) > 2 * len(marked)
