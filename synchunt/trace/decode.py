@@ -9,7 +9,7 @@ the events before the cut and says so in ``partial``.
 
 from __future__ import annotations
 
-import functools
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from synchunt.errors import TraceError
-from synchunt.executor import Executor
+from synchunt.executor import Executor, Finished, Pending
 from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace import schema
 from synchunt.trace.chunks import SLICE_BYTES, Ending, EventSplitter
@@ -94,13 +94,12 @@ def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes
         for block in stream:
             task.advance(stream.compressed_read - reported)
             reported = stream.compressed_read
-            # in this process a slice is decoded where it lies; workers need bytes of their own
-            yield from splitter.feed(block) if pool.parallel else splitter.views(block)
+            yield from splitter.views(block)
         ending = splitter.finish()
         endings.append(ending)
         yield from ending.slices
 
-    chunks = list(pool.imap(functools.partial(decode_slice, fields=fields), slices()))
+    chunks = _decode_slices(slices(), pool, fields)
     ending = endings[0]
     if not splitter.found:
         return _one_shot(path, splitter.remainder(), fields)
@@ -123,6 +122,25 @@ def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes
     head = splitter.head or b""
     metadata = _metadata(path, head, b"}", strict=False) if head else {}
     return _assemble(chunks, metadata, partial, layout, fields)
+
+
+def _decode_slices(slices: Iterator[bytes | memoryview], pool: Executor, fields: FieldSet) -> list[ColumnChunk]:
+    """Every slice's columns, in order. With workers, a slice goes to a worker when one is free, else this
+    process decodes it (where it lies, while the workers run): no core waits on another, and a slow worker
+    only means more slices decoded here."""
+    if not pool.parallel:
+        return [decode_slice(payload, fields) for payload in slices]
+    pending: deque[Pending] = deque()
+    chunks: list[ColumnChunk] = []
+    for payload in slices:
+        if sum(not p.done() for p in pending) < pool.workers:
+            pending.append(pool.submit(decode_slice, bytes(payload), fields))  # a worker needs its own copy
+        else:
+            pending.append(Finished(decode_slice(payload, fields)))
+        while pending and pending[0].done():
+            chunks.append(pending.popleft().result())
+    chunks.extend(p.result() for p in pending)
+    return chunks
 
 
 def _metadata(path: Path, head: bytes, tail: bytes, strict: bool = True) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from synchunt.errors import TraceError
-from synchunt.executor import Executor, ExecutorSpec, make_executor
+from synchunt.executor import Executor, ExecutorSpec, LocalExecutor, make_executor
 from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace.decode import decode
 from synchunt.trace.model import Trace, build
@@ -50,9 +50,16 @@ def load_trace(path: str | Path, options: LoadOptions = DEFAULT_OPTIONS) -> Trac
         path = files[0]
     check_file(path)
     if options.executor.parallel and path.stat().st_size >= PARALLEL_DECODE_BYTES:
-        with make_executor(options.executor) as pool:
+        with _slice_pool(options.executor) as pool:
             return _load_one(path, options, pool)
     return _load_one(path, options, None)
+
+
+def _slice_pool(spec: ExecutorSpec) -> Executor:
+    """Workers for the slices of one trace: this process decodes slices too, so ``workers`` processes in all."""
+    if spec.kind == "local":
+        return LocalExecutor(spec.workers - 1)
+    return make_executor(spec)
 
 
 def load_traces(paths: Sequence[str | Path], options: LoadOptions = DEFAULT_OPTIONS) -> list[Trace]:
@@ -81,7 +88,9 @@ def map_traces(paths: Sequence[str | Path], reduce: Callable[[Trace], R],
         if options.executor.parallel:
             with make_executor(options.executor) as pool:
                 results = []
-                for result in pool.imap(job, files, window=pool.workers):
+                # every trace submitted at once: a worker that finishes early takes the next trace instead of
+                # waiting for an earlier one to come back (inputs are paths, results small analyses)
+                for result in pool.imap(job, files, window=len(files)):
                     results.append(result)
                     task.advance()
         else:
