@@ -48,7 +48,8 @@ class Frame:
         match = _KINETO_FRAME.match(name)
         if match is None:
             return cls(name, 0, "") if name.startswith("<") else None
-        return cls(match["file"], int(match["line"]), match["function"])
+        line = match["line"]  # no source file has a billion lines: a longer number is not a line
+        return cls(match["file"], int(line) if len(line) <= 9 and line.isascii() else 0, match["function"])
 
 
 def parse_call_stack(text: str) -> list[Frame]:
@@ -104,7 +105,9 @@ def scope_label(scope: str | None) -> str:
 
 def natural_key(text: str) -> list[object]:
     """Sort key that puts ``layer_2`` before ``layer_10``."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+    # (0, number) and (1, text) never compare an int with a str; a run of digits too long to be a counter is text.
+    return [(0, int(part)) if index % 2 and len(part) <= 18 else (1, part)
+            for index, part in enumerate(re.split(r"([0-9]+)", text))]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from synchunt.attribute.model import Analysis, Collectives, PartialRead, Sync, T
 from synchunt.attribute.sources import split_sources
 from synchunt.detect import Mode, analysis_fields, detect
 from synchunt.errors import UsageError
-from synchunt.impact.collectives import _collectives, _earliest
+from synchunt.impact.collectives import collective_kernels, earliest_collectives
 from synchunt.sites import PROFILER_STEP, FrameFilter
 from synchunt.trace import LoadOptions, Trace, host_lanes, map_traces, vocab
 from synchunt.trace.table import compact
@@ -75,6 +75,7 @@ def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
                      start_us=float(trace.column("ts").min()) if events else 0.0,
                      end_us=float(trace.column("end").max()) if events else 0.0, synchunt=dict(trace.synchunt),
                      threads=_thread_labels(trace), scopes=_scope_names(trace), events=events,
+                     ops=int(trace.in_categories((vocab.CPU_OP, vocab.RUNTIME)).sum()),
                      set_aside=set_aside,
                      partial=None if partial_read is None else PartialRead(
                          bytes_read=partial_read.bytes_read, events_read=partial_read.events_read,
@@ -83,7 +84,7 @@ def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
 
 
 def _trace_collectives(trace: Trace) -> Collectives | None:
-    starts, kernels = _collectives(trace)
+    starts, kernels = collective_kernels(trace)
     if not kernels:
         return None
     names = tuple(dict.fromkeys(kernels))
@@ -104,7 +105,7 @@ def with_collective_delays(infos: tuple[TraceInfo, ...], records: tuple[Sync, ..
         return records
     per_rank = {path: (np.asarray(c.start_us, dtype=np.float64), [c.names[k] for k in c.kernels])
                 for path, _, c in ranked}
-    earliest = _earliest([per_rank[path] for path, _, _ in ranked], [int(rank or 0) for rank in ranks])
+    earliest = earliest_collectives([per_rank[path] for path, _, _ in ranked], [int(rank or 0) for rank in ranks])
     out = []
     for record in records:
         collectives = per_rank.get(record.trace)
@@ -149,7 +150,17 @@ def _thread_labels(trace: Trace) -> tuple[str, ...]:
 
 
 def _scope_names(trace: Trace) -> tuple[str, ...]:
-    names = [str(n) for n in trace.names[compact(trace.name_codes[trace.in_categories((vocab.USER_ANNOTATION,))])[0]]]
+    """The ``record_function`` scopes that enclose at least one event: a filter on an empty one has nothing to
+    judge, so it is refused like a scope the trace does not have."""
+    is_scope = trace.in_categories((vocab.USER_ANNOTATION,))
+    parents = trace.column("parent")
+    encloses = np.zeros(len(trace), dtype=bool)
+    frontier = np.unique(parents[~is_scope & (parents >= 0)])
+    while len(frontier):  # walk up from every event that is not a scope, one nesting level per step
+        encloses[frontier] = True
+        above = parents[frontier]
+        frontier = np.unique(above[(above >= 0) & ~encloses[np.maximum(above, 0)]])
+    names = [str(n) for n in trace.names[compact(trace.name_codes[is_scope & encloses])[0]]]
     return tuple(sorted(n for n in names if not PROFILER_STEP.match(n)))
 
 
@@ -160,7 +171,8 @@ def _check_known(what: str, value: str | None, per_trace: list[tuple[str, ...] |
     known = sorted({name for names in per_trace for name in names or ()})
     if value in known:
         return
+    holding = " holding events" if what == "scope" else ""
     if not known:
-        raise UsageError(f"no {what} {value!r}: these traces have no {what}s")
+        raise UsageError(f"no {what} {value!r}: these traces have no {what}s{holding}")
     listing = ", ".join(known[:12]) + (f", … ({len(known) - 12} more)" if len(known) > 12 else "")
-    raise UsageError(f"no {what} {value!r} in these traces; {what}s: {listing}")
+    raise UsageError(f"no {what} {value!r}{holding} in these traces; {what}s: {listing}")

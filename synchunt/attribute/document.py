@@ -12,6 +12,7 @@ import msgspec
 
 from synchunt.attribute.model import Analysis, SiteSummary, Summary, Sync, TraceInfo
 from synchunt.errors import TraceError
+from synchunt.rules import RULES_BY_CODE
 
 SCHEMA = "synchunt.analysis/2"
 SCHEMA_V1 = "synchunt.analysis/1"
@@ -63,7 +64,7 @@ def from_builtins(data: Any) -> Analysis:
         parsed = msgspec.convert(data, AnalysisDocument, strict=True)
     except msgspec.ValidationError as error:
         raise TraceError(f"saved analysis is malformed: {error}") from None
-    return Analysis(parsed.traces, parsed.syncs, dict(parsed.filters))
+    return _checked(parsed)
 
 
 def decode(raw: bytes) -> Analysis:
@@ -72,6 +73,8 @@ def decode(raw: bytes) -> Analysis:
         head = msgspec.json.decode(raw, type=_Head)
     except (msgspec.DecodeError, msgspec.ValidationError) as error:
         raise TraceError(f"not a synchunt analysis ({error})") from None
+    except RecursionError:
+        raise TraceError(_TOO_DEEP) from None
     if head.schema == SCHEMA:
         try:
             parsed = _DECODER.decode(raw)
@@ -79,17 +82,33 @@ def decode(raw: bytes) -> Analysis:
             raise TraceError(f"saved analysis is malformed: {error}") from None
         except msgspec.DecodeError as error:
             raise TraceError(f"saved analysis is not valid JSON ({error})") from None
-        return Analysis(parsed.traces, parsed.syncs, dict(parsed.filters))
+        except RecursionError:
+            raise TraceError(_TOO_DEEP) from None
+        return _checked(parsed)
     try:
         data = msgspec.json.decode(raw)
     except msgspec.DecodeError as error:
         raise TraceError(f"saved analysis is not valid JSON ({error})") from None
+    except RecursionError:
+        raise TraceError(_TOO_DEEP) from None
     return from_builtins(data)
+
+
+_TOO_DEEP = "saved analysis is malformed: nested too deeply (no field of an analysis nests more than a few levels)"
+
+
+def _checked(parsed: AnalysisDocument) -> Analysis:
+    """The analysis, once every sync names a rule this synchunt knows (every output looks its rule up)."""
+    for number, sync in enumerate(parsed.syncs):
+        if sync.rule not in RULES_BY_CODE:
+            raise TraceError(f"saved analysis is malformed: unknown rule code {sync.rule[:40]!r} - at "
+                             f"`$.syncs[{number}].rule` (written by a newer synchunt?)")
+    return Analysis(parsed.traces, parsed.syncs, dict(parsed.filters))
 
 
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     """``/1`` → ``/2``: a call site with no file becomes ``null``; v1 had no line source (its lines were the
-    functions' first lines)."""
+    functions' first lines) and no measured impact."""
     if not isinstance(data.get("syncs"), list):
         return data  # validation will name the field
     syncs = []
@@ -101,12 +120,18 @@ def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(site, dict):
             site = None if not site.get("file") else {**site, "line": site.get("line") or 0, "def_line":
                                                       site.get("line"), "line_source": "def"}
-        syncs.append({**sync, "call_site": site})
+        # v1 named the waited-on work in one string; /2 measures it (impact), which a v1 file cannot supply.
+        upgraded = {key: value for key, value in sync.items() if key != "waited_on"}
+        syncs.append({"impact": None, **upgraded, "call_site": site})
     sites = []
-    for site in data.get("call_sites") or []:
+    raw_sites = data.get("call_sites")
+    for site in raw_sites if isinstance(raw_sites, list) else []:
         if isinstance(site, dict):
             site = {"key": f"{site.get('file')}:{site.get('function')}" if site.get("file") else "<no Python frame>",
                     "line_source": "def" if site.get("file") else None, **site}
         sites.append(site)
-    return {**data, "schema": SCHEMA, "syncs": syncs, "call_sites": sites,
-            "filters": {k: str(v) for k, v in (data.get("filters") or {}).items()}}
+    filters = data.get("filters") or {}
+    if isinstance(filters, dict):  # else validation names the field
+        filters = {k: str(v) for k, v in filters.items()}
+    return {**data, "schema": SCHEMA, "syncs": syncs, "filters": filters,
+            "call_sites": sites if isinstance(raw_sites, list) or raw_sites is None else raw_sites}

@@ -140,6 +140,7 @@ class TraceInfo(msgspec.Struct, frozen=True):
     threads: tuple[str, ...] | None = None
     scopes: tuple[str, ...] | None = None
     events: int | None = None
+    ops: int | None = None  # operator and runtime-call events: what any sync comes from (None: older analyses)
     set_aside: tuple[SetAsideCall, ...] = ()
     partial: PartialRead | None = None
     collectives: Collectives | None = None  # None: the trace has no collective kernel

@@ -9,7 +9,7 @@ from typing import Any
 from synchunt.attribute.document import decode
 from synchunt.attribute.model import Analysis
 from synchunt.errors import TraceError
-from synchunt.trace import Trace, load_traces
+from synchunt.trace import DEFAULT_OPTIONS, LoadOptions, Trace, load_traces
 from synchunt.trace.source import head_bytes, read_bytes
 
 _ANALYSIS_HEAD = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"synchunt\.analysis/')
@@ -35,11 +35,11 @@ def split_sources(sources: Any) -> tuple[list[Trace], list[Analysis], list[Path]
     return traces, saved, paths
 
 
-def load_sources(sources: Any) -> tuple[list[Trace], list[Analysis]]:
+def load_sources(sources: Any, load: LoadOptions = DEFAULT_OPTIONS) -> tuple[list[Trace], list[Analysis]]:
     """Traces (loaded) and saved analyses from paths and already-loaded objects."""
     traces, saved, paths = split_sources(sources)
     if paths:
-        traces.extend(load_traces(paths))
+        traces.extend(load_traces(paths, load))
     return traces, saved
 
 

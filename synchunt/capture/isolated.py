@@ -13,13 +13,15 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from synchunt.capture.profiler import Capture, CaptureSettings
 from synchunt.errors import SynchuntError, TargetError
+from synchunt.printable import passed_on
 
 
 @dataclass(frozen=True)
@@ -45,20 +47,13 @@ def capture_isolated(target: TargetSpec, out_dir: Path, settings: CaptureSetting
         request = {"target": asdict(target), "out_dir": str(out_dir.resolve()), "settings": asdict(settings),
                    "result": str(result_path), "sys_path": [p for p in sys.path if isinstance(p, str)]}
         command = [sys.executable, "-m", "synchunt.capture.isolated", json.dumps(request)]
-        stream = _stderr_fd()
         try:
-            done = subprocess.run(command, stdin=subprocess.DEVNULL,
-                                  stdout=stream if stream is not None else subprocess.PIPE,
-                                  stderr=stream if stream is not None else subprocess.STDOUT,
-                                  timeout=timeout_s, cwd=os.getcwd(), check=False)
+            returncode = _run_passing_output_on(command, timeout_s)
         except subprocess.TimeoutExpired:
             raise TargetError(f"target {target.spec!r} ran past --timeout {timeout_s:g} s; it was stopped") from None
-        if stream is None and done.stdout:  # no real stderr (embedded, or a test runner): pass the output on
-            sys.stderr.write(done.stdout.decode(errors="replace"))
         result = _read(result_path)
     if result is None:
-        how = f"exited with status {done.returncode}" if done.returncode >= 0 else \
-            f"was killed by signal {-done.returncode}"
+        how = f"exited with status {returncode}" if returncode >= 0 else f"was killed by signal {-returncode}"
         raise TargetError(f"target {target.spec!r} {how} before returning (no trace was written; did it call "
                           "os._exit() or crash?)")
     if "error" in result:
@@ -68,11 +63,30 @@ def capture_isolated(target: TargetSpec, out_dir: Path, settings: CaptureSetting
                    guard_records=tuple(result.get("guard_records", ())), notes=tuple(result.get("notes", ())))
 
 
-def _stderr_fd() -> int | None:
+def _run_passing_output_on(command: list[str], timeout_s: float | None) -> int:
+    """Run the child, passing its stdout and stderr on to ours line by line as it prints (escape sequences shown,
+    not sent to the terminal; no line able to forge a CI annotation); its exit status."""
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             cwd=os.getcwd())
+    assert child.stdout is not None
+    relay = threading.Thread(target=_relay, args=(child.stdout,), daemon=True)
+    relay.start()
     try:
-        return sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):
-        return None
+        returncode = child.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        raise
+    finally:
+        relay.join(timeout=5)
+    return returncode
+
+
+def _relay(pipe: IO[bytes]) -> None:
+    for raw in iter(pipe.readline, b""):
+        sys.stderr.write(passed_on(raw.decode(errors="replace")))
+        sys.stderr.flush()
+    pipe.close()
 
 
 def _usage_error() -> type[SynchuntError]:

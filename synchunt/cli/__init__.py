@@ -97,7 +97,7 @@ def _fail(message: str, code: int, *, prefix: bool = True, error: BaseException 
         traceback.print_exception(error)
     text = visible(message)
     if prefix:
-        text = "error: " + " ".join(text.split()) if "\n" not in text else "error: " + text
+        text = "error: " + " ".join(text.split())  # one line, whatever the message quoted (a name with newlines)
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
     sys.exit(code)

@@ -13,6 +13,7 @@ from synchunt.cli.load_options import (
     CacheOpt,
     ExecutorChoice,
     ExecutorOpt,
+    MaxTraceBytesOpt,
     ProgressOpt,
     SchedulerOpt,
     WorkersOpt,
@@ -45,6 +46,7 @@ def analyze_command(
     cache: CacheOpt = True,
     cache_dir: CacheDirOpt = None,
     progress: ProgressOpt = True,
+    max_trace_bytes: MaxTraceBytesOpt = None,
 ) -> None:
     """Detect and attribute the syncs in saved traces, grouped by call site."""
     from synchunt.attribute import analyze
@@ -54,7 +56,7 @@ def analyze_command(
 
         check_output(output, inputs=input_files(traces), force=force)
     result = analyze(traces, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package),
-                     load=load_options(workers, executor, scheduler, cache, cache_dir, progress))
+                     load=load_options(workers, executor, scheduler, cache, cache_dir, progress, max_trace_bytes))
     emit(ANALYSIS_FORMATS, output_format.value, result, output, inputs=input_files(traces), force=force)
 
 

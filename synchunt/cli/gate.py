@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from synchunt.cli.app import Mode, ModeOpt, OutputOpt, ScopeOpt, ThreadOpt, app
+from synchunt.cli.load_options import MaxTraceBytesOpt, plain_load
 from synchunt.cli.output import format_choices
 from synchunt.errors import UsageError
 from synchunt.render.gate import GATE_FORMATS
@@ -56,6 +57,7 @@ def gate_command(
     small: Annotated[bool, typer.Option("--small", help="With --target: the workload's small preset.")] = False,
     timeout: Annotated[float | None, typer.Option(
         "--timeout", min=0.0, help="With --target: stop the target after this many seconds.")] = None,
+    max_trace_bytes: MaxTraceBytesOpt = None,
 ) -> None:
     """Fail CI when traces (or a freshly profiled target) hold more syncs than the baseline and budget allow.
 
@@ -91,7 +93,8 @@ def gate_command(
     config.check_codes(tuple(rule.code for rule in RULES))
     allow_list = load_baseline(baseline) if baseline is not None else None
     with _trace_paths(items, target, out, small, timeout) as paths:
-        analysis, not_counted = configured(analyze(paths, mode=mode.value, thread=thread, scope=scope), config)
+        analysis, not_counted = configured(analyze(paths, mode=mode.value, thread=thread, scope=scope,
+                                                   load=plain_load(max_trace_bytes)), config)
     result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict, max_idle_us=max_idle_us,
                       allow_partial=allow_partial)
     result = dataclasses.replace(result, set_aside_by_config=not_counted)
@@ -155,6 +158,8 @@ def _emit(result: GateResult, output_format: str, output: Path | None, inputs: l
     from synchunt.render.gate.headline import gate_headline
 
     emit(GATE_FORMATS, output_format, result, output, inputs=inputs, force=force)
-    if GATE_FORMATS.get(output_format).machine or output is not None:
+    if result.missing_evidence:  # exit 2, like any unusable input: one error line on stderr, whatever the format
+        note("error: " + gate_headline(result).removeprefix("gate: "))
+    elif GATE_FORMATS.get(output_format).machine or output is not None:
         # The document may be on stdout for a tool to parse; the verdict goes to stderr for the log reader.
         note(gate_headline(result))

@@ -32,12 +32,24 @@ CacheDirOpt = Annotated[Path | None, typer.Option(
 ProgressOpt = Annotated[bool, typer.Option(
     "--progress/--no-progress", help="Progress bars on stderr for long loads (only on a terminal).")]
 
+MaxTraceBytesOpt = Annotated[int | None, typer.Option(
+    "--max-trace-bytes", min=1, help="Refuse a trace that decompresses to more than this many bytes "
+    "(default 8 GiB): a gzip bomb stops there.")]
+
+
 def load_options(workers: int = 1, executor: ExecutorChoice = ExecutorChoice.local, scheduler: str | None = None,
-                 cache: bool = True, cache_dir: Path | None = None, progress: bool = True) -> LoadOptions:
+                 cache: bool = True, cache_dir: Path | None = None, progress: bool = True,
+                 max_trace_bytes: int | None = None) -> LoadOptions:
     from synchunt.executor import ExecutorSpec
     from synchunt.progress import NULL_PROGRESS, RichProgress
-    from synchunt.trace import LoadOptions
+    from synchunt.trace import DEFAULT_MAX_BYTES, LoadOptions
 
     kind = "dask" if executor is ExecutorChoice.dask else ("local" if workers > 1 else "serial")
     return LoadOptions(executor=ExecutorSpec(kind, workers, scheduler), cache=cache, cache_dir=cache_dir,
+                       max_bytes=max_trace_bytes or DEFAULT_MAX_BYTES,
                        progress=RichProgress() if progress else NULL_PROGRESS)
+
+
+def plain_load(max_trace_bytes: int | None) -> LoadOptions:
+    """What the commands without loading options use: one process, no cache, no progress bars."""
+    return load_options(cache=False, progress=False, max_trace_bytes=max_trace_bytes)

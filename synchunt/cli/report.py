@@ -9,6 +9,7 @@ import typer
 
 from synchunt.cli.analysis import input_files
 from synchunt.cli.app import ForceOpt, Mode, ModeOpt, OutputOpt, ScopeOpt, ThreadOpt, TracePaths, app
+from synchunt.cli.load_options import MaxTraceBytesOpt, plain_load
 from synchunt.cli.output import emit, format_choices, note
 from synchunt.render.comparison import COMPARISON_FORMATS
 
@@ -34,6 +35,7 @@ def report_command(
     scope: ScopeOpt = None,
     mode: ModeOpt = Mode.auto,
     force: ForceOpt = False,
+    max_trace_bytes: MaxTraceBytesOpt = None,
 ) -> None:
     """Write a self-contained HTML stall report (timeline, call sites, scopes, call paths) that opens offline;
     with --compare, before/after side by side with the deltas."""
@@ -45,11 +47,12 @@ def report_command(
         from synchunt.files import check_output
 
         check_output(html_path, inputs=inputs, force=force)
-    loaded, saved = load_sources(traces)
+    load = plain_load(max_trace_bytes)
+    loaded, saved = load_sources(traces, load)
     result = filter_analysis(analyze([*loaded, *saved], mode=mode.value), thread=thread, scope=scope)
     after, after_traces = None, []
     if compare:
-        after_traces, after_saved = load_sources(compare)
+        after_traces, after_saved = load_sources(compare, load)
         after = filter_analysis(analyze([*after_traces, *after_saved], mode=mode.value), thread=thread, scope=scope)
     written = write_report(result, loaded, html_path, after=after, after_traces=after_traces, thread=thread,
                            inputs=inputs, force=force)
@@ -86,6 +89,7 @@ def compare_command(
         "--noise-us", min=0.0, help="Stall differences up to this many µs are timing noise.")] = 50.0,
     noise_fraction: Annotated[float, typer.Option(
         "--noise-fraction", min=0.0, help="... or up to this fraction of the before stall, if larger.")] = 0.10,
+    max_trace_bytes: MaxTraceBytesOpt = None,
 ) -> None:
     """Compare two traces (before and after a fix): per call site counts, stall and deltas, ops that vanished.
 
@@ -99,8 +103,9 @@ def compare_command(
         from synchunt.files import check_output
 
         check_output(output, inputs=inputs, force=force)
-    old = analyze(before, mode=mode.value, thread=thread, scope=scope)
-    new = analyze(after, mode=mode.value, thread=thread, scope=scope)
+    load = plain_load(max_trace_bytes)
+    old = analyze(before, mode=mode.value, thread=thread, scope=scope, load=load)
+    new = analyze(after, mode=mode.value, thread=thread, scope=scope, load=load)
     comparison = compare(old, new, noise=Noise(absolute_us=noise_us, fraction=noise_fraction))
     emit(COMPARISON_FORMATS, output_format.value, comparison, output, inputs=inputs, force=force)
     raise typer.Exit(1 if fail_on_new and comparison.worse else 0)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 BASELINE_SCHEMA = "synchunt.baseline/1"
+MAX_BASELINE_BYTES = 64 * 1024 * 1024  # 50,000 reviewed entries take about 10 MB
 
 _ENTRY_KEYS = {"rule", "site", "op", "reason", "expires", "max"}
 _ENTRY_HEADER = re.compile(r"^\s*\[\[\s*allow\s*\]\]")
@@ -96,6 +98,12 @@ def load_baseline(path: str | Path) -> Baseline:
     """Read and check a baseline file; any problem is a ``UsageError`` naming the file and entry."""
     path = Path(path)
     try:
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):  # a FIFO would block, /dev/zero never end
+            raise UsageError(f"cannot read baseline {path}: not a regular file")
+        if status.st_size > MAX_BASELINE_BYTES:
+            raise UsageError(f"cannot read baseline {path}: {status.st_size:,} bytes, more than the "
+                             f"{MAX_BASELINE_BYTES:,} a baseline may have")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"no such baseline: {path}") from None
@@ -110,6 +118,8 @@ def parse_baseline(text: str, path: Path | None = None) -> Baseline:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"{where} is not valid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses per nesting level; no real baseline nests at all
+        raise UsageError(f"{where} is nested too deeply to read (arrays or tables inside each other)") from None
     unknown = sorted(set(document) - {"schema", "allow"})
     if unknown:
         raise UsageError(f"{where}: unknown top-level key(s) {', '.join(unknown)}; expected schema and [[allow]]")

@@ -155,6 +155,9 @@ def missing_evidence(analysis: Analysis, *, allow_partial: bool = False, idle_bu
     for info in analysis.traces:
         if info.events is not None and info.events == 0:
             reasons.append(f"{info.path}: no usable events were read")
+        elif info.ops == 0 and not any(sync.trace == info.path for sync in analysis.records):
+            reasons.append(f"{info.path}: no PyTorch operator or runtime call was recorded (nothing ran that could "
+                           "sync: did the profiled code run any torch op?)")
         elif info.partial is not None and not allow_partial:
             reasons.append(f"{info.path}: partial trace ({info.partial.reason}; {info.partial.events_read} events "
                            "read before the cut); pass --allow-partial to judge what was read")

@@ -27,8 +27,8 @@ def collective_delays(traces: Sequence[Trace],
     if len(traces) != len(detections):
         raise ValueError(f"{len(traces)} traces but {len(detections)} detections")
     ranks = [trace.rank if trace.rank is not None else number for number, trace in enumerate(traces)]
-    collectives = [_collectives(trace) for trace in traces]
-    earliest = _earliest(collectives, ranks)
+    collectives = [collective_kernels(trace) for trace in traces]
+    earliest = earliest_collectives(collectives, ranks)
     out = []
     for trace, detection, rank, (starts, names) in zip(traces, detections, ranks, collectives, strict=True):
         ends = trace.events["end"].to_numpy()
@@ -52,7 +52,7 @@ def collective_delays(traces: Sequence[Trace],
     return tuple(out)
 
 
-def _collectives(trace: Trace) -> tuple[np.ndarray, list[str]]:
+def collective_kernels(trace: Trace) -> tuple[np.ndarray, list[str]]:
     """Start times (sorted) and names of the rank's collective kernels."""
     events = trace.events
     kernels = events[(events["cat"] == vocab.KERNEL).to_numpy()]
@@ -61,7 +61,7 @@ def _collectives(trace: Trace) -> tuple[np.ndarray, list[str]]:
     return chosen["ts"].to_numpy(dtype=np.float64), chosen["name"].astype(str).tolist()
 
 
-def _earliest(collectives: list[tuple[np.ndarray, list[str]]],
+def earliest_collectives(collectives: list[tuple[np.ndarray, list[str]]],
               ranks: list[int]) -> dict[int, tuple[str, float, int, int]]:
     """Ordinal → (kernel name, earliest start, the rank that started first, ranks that have it), for the
     ordinals whose kernel name agrees on every rank that has that ordinal."""

@@ -20,11 +20,11 @@ from synchunt.config import SynchuntConfig
 from synchunt.errors import UsageError
 from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.engine import ModuleLinter, build_plan
-from synchunt.lint.files import FileFilter, iter_python_files
+from synchunt.lint.files import FileFilter, iter_python_files, read_source
 from synchunt.lint.locate import Located, locate
 from synchunt.rules import RULES, Rule
 
-PARSE_ERROR = "SH000"
+PARSE_ERROR = "parse-error"  # not a rule: no --ignore or noqa can hide a file the lint could not read
 _RECURSION_LIMIT = 12_000
 
 
@@ -75,7 +75,7 @@ def lint_paths(paths: Iterable[str | Path], *, select: Iterable[str] | None = No
     ``exclude`` holds glob patterns relative to the current folder; ``config`` adds its own ``exclude`` and
     ``per-file-ignores`` (relative to its ``pyproject.toml``). Its ``select``/``ignore``/``min-confidence``
     are the caller's to merge. A path that does not exist raises :class:`UsageError`; a file that cannot be
-    read or parsed becomes one problem finding (code ``SH000``) and the others are still linted.
+    read or parsed becomes one problem finding (code ``parse-error``) and the others are still linted.
     """
     active = list(rules) if rules is not None else select_rules(select, ignore)
     config = config or SynchuntConfig()
@@ -83,7 +83,7 @@ def lint_paths(paths: Iterable[str | Path], *, select: Iterable[str] | None = No
     findings: list[Finding] = []
     for path in iter_python_files(paths, excluded):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_source(path)
         except (OSError, UnicodeDecodeError) as error:
             findings.append(Finding(PARSE_ERROR, f"cannot read: {error}", str(path), 1,
                                     severity=Severity.ERROR, is_problem=True))

@@ -4,6 +4,7 @@ folder once (a symbolic link back up the tree is not followed twice)."""
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -39,6 +40,8 @@ def iter_python_files(paths: Iterable[str | Path], excluded: FileFilter | None =
         path = Path(raw)
         if not path.exists():
             raise UsageError(f"no such file or directory: {raw}")
+        if not path.is_dir() and not stat.S_ISREG(path.stat().st_mode):
+            raise UsageError(f"not a regular file: {raw} (a device, FIFO or socket is never read)")
         if excluded is not None and excluded.excludes(path):
             continue
         found = _walk(path, excluded, seen_folders) if path.is_dir() else iter([path])
@@ -47,6 +50,20 @@ def iter_python_files(paths: Iterable[str | Path], excluded: FileFilter | None =
             if key not in seen_files:
                 seen_files.add(key)
                 yield file
+
+
+MAX_SOURCE_BYTES = 64 * 1024 * 1024  # a source file bigger than this is generated data, not code to review
+
+
+def read_source(path: Path) -> str:
+    """The text of one file to lint. A device, FIFO or socket (``/dev/zero``, a link to one) is refused before
+    it is opened, as is a file too big to be source: reading either would never end or exhaust memory."""
+    status = path.stat()
+    if not stat.S_ISREG(status.st_mode):
+        raise OSError(f"not a regular file: {path}")
+    if status.st_size > MAX_SOURCE_BYTES:
+        raise OSError(f"{status.st_size:,} bytes, larger than the {MAX_SOURCE_BYTES:,} a source file may have")
+    return path.read_text(encoding="utf-8")
 
 
 def _identity(path: Path) -> tuple[int, int]:

@@ -31,7 +31,7 @@ def compress_scopes(scopes: dict[str, int], limit: int = 6) -> list[str]:
     groups: dict[tuple[str, int], list[int]] = {}
     plain: list[tuple[str, int]] = []
     for scope, count in scopes.items():
-        match = re.fullmatch(r"(.*?)(\d+)", scope or "")
+        match = re.fullmatch(r"(.*?)(\d{1,18})", scope or "")  # a number int() reads whatever its length
         if match:
             groups.setdefault((match[1], count), []).append(int(match[2]))
         else:

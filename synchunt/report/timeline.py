@@ -23,6 +23,8 @@ from synchunt.trace import Trace, vocab
 
 DEFAULT_BUDGET = 4000
 MAX_SCOPE_LANES = 16  # the outermost nesting levels of record_function scopes get a lane each
+MAX_THREADS = 12  # host threads drawn (those with the most syncs); a lane set per thread
+MAX_MARKED = 2000  # syncs marked (the longest stalls); a browser draws that many markers, not 100,000
 _OP_CATEGORIES = (vocab.CPU_OP, vocab.RUNTIME)
 SHORT_THREAD = 20  # lane labels: a thread name longer than this is cut (the full name is in every hover)
 SHORT_KIND = 18
@@ -47,6 +49,9 @@ class Timeline:
     device_total: int = 0
     streams: int = 0  # GPU streams with activity in the stretch shown
     stream_lanes: int = 0
+    threads: int = 0  # host threads with syncs
+    thread_lanes: int = 0  # ... of which drawn
+    syncs_total: int = 0  # syncs on the threads drawn (``syncs`` holds those marked)
 
     @property
     def decimated(self) -> bool:
@@ -71,11 +76,17 @@ class Timeline:
     def note(self) -> str:
         parts = [f"all {self.total} scope and op events shown" if self.shown == self.total else
                  f"decimated: {self.shown} of {self.total} scope and op events shown (the longest, and every one "
-                 f"enclosing a sync); all {len(self.syncs)} syncs shown"]
+                 f"enclosing a marked sync); all {len(self.syncs)} syncs shown"]
+        if len(self.syncs) < self.syncs_total:
+            parts[0] = parts[0].removesuffix(f"; all {len(self.syncs)} syncs shown")
+            parts.append(f"{len(self.syncs)} of {self.syncs_total} syncs marked (the longest stalls)")
         if self.device_total:
             parts.append(f"all {self.device_total} device activities shown" if self.device_shown == self.device_total
                          else f"{self.device_shown} of {self.device_total} device activities shown (the longest, and "
                               f"all the work the syncs waited for)")
+        if self.thread_lanes < self.threads:
+            parts.append(f"{self.thread_lanes} of {self.threads} threads with syncs shown (those with the most "
+                         f"syncs)")
         if self.stream_lanes < self.streams:
             parts.append(f"{self.stream_lanes} of {self.streams} GPU streams shown (those the syncs waited on, then "
                          f"the busiest)")
@@ -90,7 +101,12 @@ def build_timeline(trace: Trace, analysis: Analysis, *, thread: str | None = Non
     mine = (analysis.syncs["trace"].astype(str) == str(trace.path)).to_numpy()
     records = [record for record, keep in zip(analysis.records, mine, strict=True) if keep]
     syncs = analysis.syncs[mine].assign(record=pd.Series(records, index=analysis.syncs.index[mine], dtype=object))
-    lanes_of = _relevant_threads(trace, syncs, thread)
+    lanes_of, threads = _relevant_threads(trace, syncs, thread)
+    syncs = syncs[pd.Series(list(zip(syncs["pid"], syncs["tid"], strict=True)), index=syncs.index).isin(lanes_of)]
+    syncs_total = len(syncs)
+    if syncs_total > MAX_MARKED:
+        syncs = syncs.loc[syncs["stall_us"].sort_values(ascending=False, kind="stable").index[:MAX_MARKED]]
+        syncs = syncs.sort_index()
     relevant = np.zeros(len(events), dtype=bool)
     for pid, tid in lanes_of:
         relevant |= (events["pid"] == pid).to_numpy() & (events["tid"] == tid).to_numpy()
@@ -135,24 +151,29 @@ def build_timeline(trace: Trace, analysis: Analysis, *, thread: str | None = Non
     return Timeline(title=str(trace.path), lanes=lanes, labels=labels,
                     bars=pd.concat([bars, device_bars], ignore_index=True), gaps=device.gaps, syncs=marks,
                     shown=len(bars), total=total, device_shown=len(device_bars), device_total=device.total,
-                    streams=device.streams, stream_lanes=len(device.lanes))
+                    streams=device.streams, stream_lanes=len(device.lanes), threads=threads,
+                    thread_lanes=len(lanes_of) if threads else 0, syncs_total=syncs_total)
 
 
-def _relevant_threads(trace: Trace, syncs: pd.DataFrame, thread: str | None) -> dict[tuple[Any, Any], str]:
-    """Threads with syncs; else the one asked for, the profiled one, or the busiest (in that order)."""
-    found = {(p, t): str(n) for p, t, n in syncs[["pid", "tid", "thread"]].drop_duplicates().itertuples(index=False)}
-    if found:
-        return dict(sorted(found.items(), key=lambda item: item[1]))
+def _relevant_threads(trace: Trace, syncs: pd.DataFrame,
+                      thread: str | None) -> tuple[dict[tuple[Any, Any], str], int]:
+    """The threads to draw and how many threads have syncs: those with syncs (at most ``MAX_THREADS``, the
+    most syncs first); else the one asked for, the profiled one, or the busiest (in that order)."""
+    counts = syncs.groupby(["pid", "tid", "thread"], sort=False, dropna=False).size()
+    if len(counts):
+        busiest = sorted(counts.items(), key=lambda item: (-item[1], str(item[0][2])))[:MAX_THREADS]
+        found = {(p, t): str(n) for (p, t, n), _ in busiest}
+        return dict(sorted(found.items(), key=lambda item: item[1])), len(counts)
     names = {(p, t): trace.thread_name(p, t) for p, t in trace.threads[["pid", "tid"]].itertuples(index=False)}
     wanted = thread or trace.synchunt.get("profiled_thread")
     for key, name in names.items():
         if wanted is not None and (name == str(wanted) or str(key[1]) == str(wanted)):
-            return {key: name}
+            return {key: name}, 0
     ops = trace.events[trace.events["cat"].astype(str) == vocab.CPU_OP]
     if ops.empty:
-        return {}
+        return {}, 0
     pid, tid = ops.groupby(["pid", "tid"]).size().idxmax()
-    return {(pid, tid): trace.thread_name(pid, tid)}
+    return {(pid, tid): trace.thread_name(pid, tid)}, 0
 
 
 def _ancestor_count(events: pd.DataFrame, flag: np.ndarray) -> np.ndarray:

@@ -87,7 +87,7 @@ class EventSplitter:
             slices = [self._slice(0, close)] if body else []
             return Ending(slices, bytes(buffer[close + 1:]))
         if self.boundary and last_event > 0:
-            return Ending([self._slice(0, last_event)], None, iter([self._slice(last_event, len(buffer))]))
+            return Ending([self._slice(0, last_event)], None, self._last_event_candidates(last_event))
         return Ending([], None, self._cut_candidates())
 
     def remainder(self) -> bytes:
@@ -166,6 +166,18 @@ class EventSplitter:
                 continue
             return position
         return None
+
+    def _last_event_candidates(self, last_event: int) -> Iterator[bytes]:
+        """The last event when the stream was cut after it: up to a ``]`` that closed the array (the cut fell in
+        the metadata after it), else up to the end (the cut fell after the event itself)."""
+        buffer = self._buffer
+        position = len(buffer)
+        for _ in range(_MAX_CLOSE_TRIES):
+            position = buffer.rfind(b"]", last_event, position)
+            if position < 0:
+                break
+            yield self._slice(last_event, position)
+        yield self._slice(last_event, len(buffer))
 
     def _cut_candidates(self) -> Iterator[bytes]:
         """A one-line array cut mid-event: the prefixes ending at one of the last object closes."""

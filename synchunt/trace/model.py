@@ -111,7 +111,7 @@ class Trace:
     def rank(self) -> int | None:
         info = self.metadata.get("distributedInfo")
         rank = info.get("rank") if isinstance(info, dict) else None
-        return int(rank) if isinstance(rank, int | float | str) and str(rank).lstrip("-").isdigit() else None
+        return _rank_number(rank)
 
     @property
     def synchunt(self) -> dict[str, Any]:
@@ -184,7 +184,14 @@ def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """What synchunt's capture recorded in the trace's top level ({} when absent or malformed)."""
     value = metadata.get(vocab.SYNCHUNT_METADATA_KEY)
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    # Names every output prints or groups by: anything but a string there is dropped, not passed on.
+    return {key: item for key, item in value.items() if key not in _TEXT_FIELDS or isinstance(item, str)}
+
+
+_TEXT_FIELDS = frozenset({"target", "label", "title", "device", "torch", "python", "synchunt", "profiled_thread",
+                          "captured_at"})
 
 
 def python_thread_names(metadata: dict[str, Any]) -> dict[str, str]:
@@ -193,16 +200,36 @@ def python_thread_names(metadata: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
+MAX_RANK = 1 << 31  # no job has more ranks; a bigger "rank" is garbage, not a rank
+
+
+def _rank_number(value: object) -> int | None:
+    """A rank from ``distributedInfo``: a non-negative integer (or its digits) below ``MAX_RANK``, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() and 0 <= value < MAX_RANK else None
+    elif isinstance(value, str):
+        value = int(value) if 0 < len(value) <= 10 and value.isdigit() and value.isascii() else None
+    return value if isinstance(value, int) and 0 <= value < MAX_RANK else None
+
+
+MAX_DURATION_US = 1e13  # about 116 days
+MAX_TIME_US = 1e18  # about 31,700 years: epoch-based timestamps (1.7e15 µs in 2024) fit with room to spare
+
+
 def build(path: Path, decoded: DecodedTrace) -> Trace:
     """Assemble a :class:`Trace` from decoded columns (complete events, thread table, containment tree)."""
     columns = dict(decoded.columns)
     ts, dur = columns["ts"], columns["dur"]
-    dur = np.where(np.isfinite(dur), dur, 0.0)
-    with np.errstate(over="ignore"):
+    # A duration of centuries is as unusable as a missing one (summed, it would overflow every total).
+    dur = np.where(np.isfinite(dur) & (np.abs(dur) <= MAX_DURATION_US), dur, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
         end = ts + dur
-    dur = np.where(np.isfinite(end), dur, 0.0)  # an overflowing duration is as unusable as a missing one
+    dur = np.where(np.isfinite(end), dur, 0.0)
     columns["dur"] = dur
-    keep = np.isfinite(ts)  # events without a usable time are dropped
+    with np.errstate(invalid="ignore"):
+        keep = np.isfinite(ts) & (np.abs(ts) <= MAX_TIME_US)  # events without a usable time are dropped
     if not keep.all():
         columns = {key: _select(values, keep) for key, values in columns.items()}
         ts, dur = columns["ts"], columns["dur"]

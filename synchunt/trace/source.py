@@ -61,11 +61,22 @@ def head_bytes(path: Path, count: int, *, decompress: bool = True) -> bytes:
     return bytes(head[:count])
 
 
+MAX_BLANK_RUN = 1 << 20  # whitespace kept in one run; no trace torch writes has a longer one
+_JSON_WHITESPACE = b" \t\n\r"
+
+
+def _is_blank(block: bytes) -> bool:
+    """Whether ``block`` is JSON whitespace only (``isspace`` first: fast, and false for almost every block)."""
+    return block.isspace() and not block.translate(None, _JSON_WHITESPACE)
+
+
 class ByteStream:
     """The trace's uncompressed bytes in blocks of at most ``block_bytes``.
 
     A gzip stream that ends before its end-of-stream marker (a trace cut mid-write) stops early and sets
-    ``truncated``; corrupt compressed data and more than ``max_bytes`` of output are TraceErrors.
+    ``truncated``; corrupt compressed data and more than ``max_bytes`` of output are TraceErrors. Whole blocks
+    of whitespace past a run of ``MAX_BLANK_RUN`` bytes are dropped, so that padding costs no memory (a string
+    holding a megabyte of spaces loses some of them: no name is like that).
     """
 
     def __init__(self, path: Path, *, block_bytes: int = BLOCK_BYTES, max_bytes: int = DEFAULT_MAX_BYTES,
@@ -90,11 +101,17 @@ class ByteStream:
         try:
             first = self._read(self.block_bytes)
             blocks = self._gunzip(first) if first[:2] == _GZIP_MAGIC else self._plain(first)
+            blank_run = 0  # bytes of JSON whitespace at the end of what was passed on
             for block in blocks:
                 self.bytes_read += len(block)
                 if self.bytes_read > self.max_bytes:
-                    raise TraceError(f"{self.path}: more than {self.max_bytes / (1 << 30):.1f} GiB of trace data "
-                                     f"(raise max_bytes to read it)")
+                    raise TraceError(f"{self.path}: more than {_size(self.max_bytes)} of trace data once "
+                                     "decompressed (raise the cap to read it: --max-trace-bytes, or "
+                                     "LoadOptions.max_bytes)")
+                blank = _is_blank(block)
+                if blank and blank_run >= MAX_BLANK_RUN:
+                    continue  # padding (a whitespace bomb): JSON needs none of it, so none of it is kept
+                blank_run = blank_run + len(block) if blank else len(block) - len(block.rstrip(_JSON_WHITESPACE))
                 yield block
         finally:
             self.close()
@@ -162,3 +179,12 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The whole uncompressed trace, as far as it goes (decoding streams instead; a head check wants
     `head_bytes`)."""
     return b"".join(ByteStream(Path(path), max_bytes=max_bytes))
+
+
+
+def _size(count: int) -> str:
+    """``1,000,000 bytes (976.6 KiB)``: the exact cap, and its size in a unit people read."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count:,} bytes ({count / scale:.1f} {unit})"
+    return f"{count:,} bytes"

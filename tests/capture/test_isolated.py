@@ -34,6 +34,17 @@ TARGETS = textwrap.dedent("""
 
     def sleeper():
         time.sleep(60)
+
+
+    def shouter():
+        print("\\x1b]0;retitled\\x07\\x1b[2Jcleared")
+        print("::error file=evil.py,line=1::forged")
+        x = torch.arange(8)
+        return x[x > 3]
+
+
+    def idler():
+        return sum(range(10))
 """)
 
 
@@ -75,3 +86,20 @@ def test_a_target_that_ends_the_process_is_nothing_to_judge(folder: Path, functi
 def test_a_target_past_its_timeout_is_stopped(folder: Path) -> None:
     done = _synchunt("profile", "targets.py:sleeper", "--timeout", "3", "--out", "traces", cwd=folder)
     assert done.returncode == 2 and "ran past --timeout 3 s" in done.stderr
+
+
+def test_a_target_cannot_drive_the_terminal_or_forge_a_ci_annotation(folder: Path) -> None:
+    """Its output is passed on line by line with escape sequences shown, and no line starting a CI command."""
+    done = _synchunt("gate", "--target", "targets.py:shouter", "-f", "sarif", cwd=folder)
+    assert done.returncode == 1, done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert "\\x1b]0;retitled\\x07\\x1b[2Jcleared" in done.stderr
+    assert not any(line.startswith("::") for line in done.stderr.splitlines())
+    assert "  ::error file=evil.py,line=1::forged" in done.stderr
+
+
+def test_a_target_that_runs_no_torch_op_is_nothing_to_judge(folder: Path) -> None:
+    done = _synchunt("gate", "--target", "targets.py:idler", cwd=folder)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no PyTorch operator or runtime call was recorded" in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("error: nothing to judge")

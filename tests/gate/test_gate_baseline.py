@@ -234,3 +234,22 @@ def test_a_huge_baseline_prints_a_bounded_table(shared_analysis):
     text = GATE_FORMATS.get("text")(result)
     assert text.count("pkg/m") == BASELINE_ROWS and "4960 more entries (4960 stale)" in text
     assert gate_headline(result).endswith("5000 stale baseline entries")
+
+
+@pytest.mark.parametrize("text", [
+    "x = " + "[" * 5000 + "]" * 5000,
+    '[[allow]]\nrule = "SH101"\nsite = "a.py:f"\nop = "aten::nonzero"\nreason = ' + "{a = " * 1000 + "1" + "}" * 1000,
+])
+def test_a_baseline_nested_too_deeply_is_one_usage_error(text):
+    with pytest.raises(UsageError, match="nested too deeply"):
+        parse_baseline(text)
+
+
+def test_a_baseline_that_is_no_regular_file_is_refused_unread(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "fifo.toml")  # reading it would block for ever, /dev/zero would never end
+    os.symlink("/dev/zero", tmp_path / "zero.toml")
+    for path in (tmp_path / "fifo.toml", tmp_path / "zero.toml"):
+        with pytest.raises(UsageError, match="not a regular file"):
+            load_baseline(path)

@@ -113,6 +113,26 @@ def test_a_filter_that_matches_nothing_is_unusable_not_green(hta_traces, option)
     assert isinstance(result.exception, UsageError) and "no-such-name" in str(result.exception)
 
 
+def test_a_scope_that_encloses_no_event_is_unusable_not_green(tmp_path):
+    """The annotation exists but holds nothing: a green on it would judge no code at all."""
+    def event(cat, name, ts, dur):
+        return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": {}}
+
+    events = [event("user_annotation", "step", 0, 100), event("user_annotation", "outer", 10, 50),
+              event("user_annotation", "inner", 20, 20), event("cpu_op", "aten::add", 25, 5),
+              event("user_annotation", "idle", 200, 10), event("user_annotation", "idle-outer", 300, 30),
+              event("user_annotation", "idle-inner", 305, 10)]
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    for scope in ("step", "outer", "inner"):
+        assert gate(trace, "--scope", scope).exit_code == 0, scope
+    for scope in ("idle", "idle-outer", "idle-inner"):
+        result = gate(trace, "--scope", scope)
+        assert isinstance(result.exception, UsageError), scope
+        assert f"no scope {scope!r} holding events" in str(result.exception)
+        assert "scopes: inner, outer, step" in str(result.exception)
+
+
 @pytest.mark.parametrize(("filters", "counted"), [
     (["--thread", "scheduler"], 8), (["--thread", "948300"], 3), (["--scope", "start_loading"], 8),
     (["--scope", "layer_0"], 2), (["--mode", "confirmed"], 3), ([], 11),
@@ -172,3 +192,10 @@ def test_every_format_can_be_written_to_a_file(event_sync_trace, tmp_path, outpu
         assert ElementTree.fromstring(content).get("failures") == "2"
     if output_format != "text":
         assert "gate failed: 3 syncs counted" in result.stderr
+
+
+def test_an_error_quoting_a_name_with_newlines_stays_one_line(tmp_path):
+    """A file name can hold a newline and a forged CI annotation: the error is still one line, starting error:."""
+    done = run_synchunt("gate", "missing\n::error file=evil.py,line=1::forged.json", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: no such trace: missing ::error")

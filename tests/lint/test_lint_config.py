@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from synchunt.errors import UsageError
@@ -73,6 +75,32 @@ def test_syntax_error_is_a_problem_not_a_traceback(tmp_path):
     assert problems == [("broken.py", PARSE_ERROR), ("latin.py", PARSE_ERROR), ("notes.txt", PARSE_ERROR),
                         ("nul.py", PARSE_ERROR)]
     assert [finding.code for finding in findings if not finding.is_problem] == ["SH109"]
+
+
+def test_a_file_that_cannot_be_linted_is_not_a_rule_anything_can_silence(tmp_path):
+    """Its code names no rule: ``--ignore`` refuses it and an ``SH`` prefix in per-file-ignores does not hide it."""
+    from synchunt.rules import RULES_BY_CODE
+
+    assert PARSE_ERROR not in RULES_BY_CODE and not PARSE_ERROR.startswith("SH")
+    with pytest.raises(UsageError):
+        select_rules(ignore=[PARSE_ERROR])
+    (tmp_path / "pyproject.toml").write_text('[tool.synchunt.lint.per-file-ignores]\n"broken.py" = ["SH"]\n')
+    (tmp_path / "broken.py").write_text("def (:\n")
+    assert [finding.code for finding in lint_paths([tmp_path])] == [PARSE_ERROR]
+
+
+def test_devices_and_fifos_are_refused_unread(tmp_path):
+    """``/dev/zero`` would never end and a FIFO would block: named, each is unusable input; met in a folder
+    walk, it is not a source file and is passed over; nothing is read either way."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.py")
+    os.symlink("/dev/zero", tmp_path / "zero.py")
+    for path in (Path("/dev/zero"), Path("/dev/null"), tmp_path / "pipe.py", tmp_path / "zero.py"):
+        with pytest.raises(UsageError, match="not a regular file"):
+            lint_paths([path])
+    (tmp_path / "good.py").write_text("x = 1\n")
+    assert lint_paths([tmp_path]) == []
 
 
 def test_missing_path_is_a_usage_error(tmp_path):

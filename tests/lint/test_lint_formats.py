@@ -26,7 +26,7 @@ FINDINGS = [
             Confidence.MEDIUM, None, None),
     Finding("SH109", "`x.item()` reads a device value", "/abs/path/m.py", 7, 1, None, None, Severity.NOTE,
             Confidence.LOW),
-    Finding("SH000", "cannot parse as Python: invalid syntax", "pkg/broken.py", 1, 5, severity=Severity.ERROR,
+    Finding("parse-error", "cannot parse as Python: invalid syntax", "pkg/broken.py", 1, 5, severity=Severity.ERROR,
             is_problem=True),
 ]
 
@@ -62,7 +62,7 @@ def test_sarif_rules_and_results():
                                                           "kind": "function"}]
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "file:///abs/path/m.py"
     (notification,) = run["invocations"][0]["toolExecutionNotifications"]
-    assert notification["descriptor"]["id"] == "SH000" and notification["level"] == "error"
+    assert notification["descriptor"]["id"] == "parse-error" and notification["level"] == "error"
 
 
 def test_sarif_refuses_codes_outside_its_rules():
@@ -83,7 +83,7 @@ def test_github_annotations():
         "(confidence: low)",
         "::warning file=pkg/alloc.py,line=3,col=5,endLine=4,title=SH201 device-to-host-copy::`free.cpu()` "
         "copies, 100%25 blocking: a, b (confidence: medium)",
-        "::error file=pkg/broken.py,line=1,col=5,title=SH000::cannot parse as Python: invalid syntax",
+        "::error file=pkg/broken.py,line=1,col=5,title=parse-error::cannot parse as Python: invalid syntax",
         "::error file=pkg/pool.py,line=12,col=16,endLine=12,endColumn=39,title=SH101 boolean-mask-index::"
         "`idx[idx %25 n == r]` indexes with a boolean mask (inside a loop) (confidence: high)",
     ]
@@ -99,7 +99,7 @@ def test_json_round_trip():
     document = json.loads(text)
     assert document["schema"] == SCHEMA and document["tool"] == "synchunt lint"
     assert [item["code"] for item in document["findings"]] == ["SH109", "SH201", "SH101"]
-    assert [item["code"] for item in document["problems"]] == ["SH000"]
+    assert [item["code"] for item in document["problems"]] == ["parse-error"]
     assert document["findings"][2]["severity"] == "error" and document["findings"][2]["confidence"] == "high"
     assert sorted(load_json(text), key=lambda f: f.sort_key) == sorted(FINDINGS, key=lambda f: f.sort_key)
     with pytest.raises(ValueError, match="schema"):

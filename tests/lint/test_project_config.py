@@ -159,7 +159,8 @@ def test_pathological_source_in_a_real_process_is_one_line_and_exit_2(tmp_path: 
     assert completed.returncode == 2
     assert "Traceback" not in completed.stderr + completed.stdout
     (problem,) = [line for line in completed.stdout.splitlines() if "deep.py" in line]
-    assert problem.endswith("deep.py:1:1: SH000 cannot lint: the source is nested too deeply to analyse (MemoryError)")
+    assert problem.endswith(
+        "deep.py:1:1: parse-error cannot lint: the source is nested too deeply to analyse (MemoryError)")
     assert "good.py:3:12: SH109" in completed.stdout
 
 

@@ -81,3 +81,22 @@ def test_app_has_every_command():
     names = {command.name for command in app.registered_commands}
     assert {"analyze", "annotate", "audit", "rules", "workloads", "gate", "lint", "profile", "report",
             "compare"} <= names
+
+
+@pytest.mark.parametrize("command", [["analyze"], ["gate"], ["report", "-o", "r.html"], ["compare", "t.json.gz"]])
+def test_max_trace_bytes_stops_a_gzip_bomb_in_every_command_that_reads_traces(tmp_path, monkeypatch, command):
+    """20 MB of JSON in a 20 KB gzip: refused at the cap with the option named, whatever the command."""
+    import gzip
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.json.gz").write_bytes(gzip.compress(kineto_layout(many_events(20)).replace(
+        b'"traceEvents"', b'"padding": "' + b" " * 20_000_000 + b'", "traceEvents"', 1)))
+    result = CliRunner().invoke(app, [command[0], "t.json.gz", *command[1:], "--max-trace-bytes", "1000000"])
+    from synchunt.errors import TraceError
+
+    assert isinstance(result.exception, TraceError) and result.exception.exit_code == 2  # main(): one error line
+    assert "1,000,000 bytes" in str(result.exception)
+    assert "--max-trace-bytes" in str(result.exception) and not (tmp_path / "r.html").exists()
+    # Under the cap, the same trace is read.
+    within = CliRunner().invoke(app, [command[0], "t.json.gz", *command[1:], "--max-trace-bytes", "30000000"])
+    assert within.exit_code in (0, 1), within.output

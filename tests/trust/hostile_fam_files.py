@@ -146,7 +146,9 @@ def data_loss_cases() -> list[Case]:
     }
     for label, argv in existing.items():
         target = "t.html" if label == "report-default-path" else argv[-1]
-        out.append(_case(family, f"existing-output/{label}", argv, inputs, unchanged=(*protected, target)))
+        # Without -o, report picks a free name next to the trace (t-2.html): the existing page is kept either way.
+        exits = frozenset({0, 2}) if label == "report-default-path" else REFUSED
+        out.append(_case(family, f"existing-output/{label}", argv, inputs, exits=exits, unchanged=(*protected, target)))
         if label != "report-default-path":
             out.append(_case(family, f"existing-output-force/{label}", (*argv, "--force"), inputs,
                              exits=frozenset({0, 1}), unchanged=protected, replaced=(target,)))

@@ -36,7 +36,9 @@ def encoding_cases() -> list[Case]:
             "utf8-bom": b"\xef\xbb\xbf" + text.encode(), "utf16-le-bom": text.encode("utf-16"),
             "utf16-be-bom": b"\xfe\xff" + text.encode("utf-16-be"), "utf16-le": text.encode("utf-16-le"),
             "utf32": text.encode("utf-32"), "latin1-escaped": text.encode("latin-1"),
-            "crlf": text.replace(", ", ",\r\n").encode(), "tabs": text.replace(" ", "\t").encode(),
+            # whitespace between tokens only: a name keeps its spaces (a tab in "Memcpy DtoH" is another name)
+            "crlf": json.dumps(k.base_doc(base), separators=(",\r\n", ": ")).encode(),
+            "tabs": json.dumps(k.base_doc(base), separators=(",\t", ":\t")).encode(),
             "leading-newlines": b"\n\n\r\n" + text.encode(), "trailing-nul": text.encode() + b"\x00",
             "leading-nul": b"\x00" + text.encode(), "trailing-garbage": text.encode() + b" garbage",
             "form-feed": text.replace(", ", ",\x0c").encode(), "ascii-escaped": json.dumps(

@@ -5,10 +5,7 @@ absolute, symlink, hard link) is refused with the input byte-identical; an exist
 from __future__ import annotations
 
 import pytest
-from trust_pending import PENDING_TRUST_FIXES
 from trust_support import CORPUS, explain
-
-pytestmark = PENDING_TRUST_FIXES
 
 CASES = [case_id for case_id, case in CORPUS.items() if case.family == "data-loss" and not case.heavy]
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import hostile
 import pytest
-from trust_pending import PENDING_TRUST_FIXES
 from trust_support import CORPUS, explain
-
-pytestmark = PENDING_TRUST_FIXES
 
 SAMPLE = [case.id for case in hostile.sample(list(CORPUS.values()))]
 

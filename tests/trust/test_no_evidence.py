@@ -4,10 +4,7 @@ events, a partial trace, a saved analysis without traces, a profiled target that
 from __future__ import annotations
 
 import pytest
-from trust_pending import PENDING_TRUST_FIXES
 from trust_support import CORPUS, explain
-
-pytestmark = PENDING_TRUST_FIXES
 
 CASES = [case_id for case_id, case in CORPUS.items() if case.family == "no-evidence" and not case.heavy]
 

@@ -12,6 +12,8 @@ from synchunt.render.units import compress_scopes, format_us, signed_us
 from synchunt.render.verdict import set_aside_note, stall_summary, verdict
 from synchunt.rules import get_rule
 
+MAX_SITES = 50  # the busiest call sites; a terminal is not the place to read 20,000 (the JSON and CSV list all)
+
 
 def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
     """A rich renderable (also embedded by the gate's text). Trace text is never read as markup."""
@@ -22,8 +24,9 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
     parts: list = []
     for info in analysis.traces:
         where = f"rank {info.rank} · " if info.rank is not None else ""
-        target = info.synchunt.get("target")
-        about = f" · {target} {info.synchunt.get('label', '')} on {info.synchunt.get('device', '?')}" if target else ""
+        meta = {key: value for key, value in info.synchunt.items() if isinstance(value, str)}
+        target = meta.get("target")
+        about = f" · {target} {meta.get('label', '')} on {meta.get('device', '?')}" if target else ""
         parts.append(Text(label(f"{info.path} ({where}{info.mode}{about})", 400), style="dim"))
         if info.partial is not None:
             parts.append(Text(f"partial trace: {info.partial.reason}; analysed the first {info.partial.events_read} "
@@ -47,10 +50,13 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
     if delays:  # several ranks: how much later than its peers the rank entered its next collectives
         table.add_column("collective\ndelay", justify="right", no_wrap=True)
     table.add_column("rule", no_wrap=True)
+    shown = analysis.sites[:MAX_SITES]
+    wanted = {site.site for site in shown}
     members: dict[str, list] = {}
     for record in analysis.records:
-        members.setdefault(record.site, []).append(record)
-    for number, site in enumerate(analysis.sites, start=1):
+        if record.site in wanted:
+            members.setdefault(record.site, []).append(record)
+    for number, site in enumerate(shown, start=1):
         chains = Counter(" › ".join(r.op_chain[-3:]) or r.runtime for r in members[site.site])
         rules = [get_rule(code) for code in site.rules]
         body = Text()
@@ -74,6 +80,12 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
             cells.append(Text(signed_us(delay) if delay is not None else "-"))
         table.add_row(*cells, Text("\n".join(f"{r.code}\n{r.name}" for r in rules)))
     parts.append(table)
+    rest = analysis.sites[MAX_SITES:]
+    if rest:
+        syncs = sum(site.count for site in rest)
+        parts.append(Text(f"… and {len(rest):,} more call sites ({syncs:,} syncs, "
+                          f"{format_us(sum(site.stall_us for site in rest))} stall) not listed here: "
+                          "--format json or csv lists every one", style="yellow"))
     return Group(*parts)
 
 

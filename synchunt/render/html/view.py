@@ -21,6 +21,7 @@ MAX_STACKS_PER_SITE = 12  # the most frequent call paths; the rest are counted, 
 # stacks, are shown; what is left out is counted (the JSON output has everything).
 MAX_SITES = 200
 MAX_SCOPES = 300
+MAX_SCOPES_PER_SITE = 50
 STACK_INNER, STACK_OUTER = 48, 16
 
 
@@ -98,7 +99,7 @@ def _header(analysis: Analysis) -> dict[str, Any]:
     summary = analysis.summary
     traces = []
     for info in analysis.traces:
-        meta = info.synchunt or {}
+        meta = {key: value for key, value in (info.synchunt or {}).items() if isinstance(value, str)}  # names only
         partial = None if info.partial is None else (
             f"partial trace: {info.partial.reason}; analysed the first {info.partial.events_read} events "
             f"({info.partial.bytes_read} bytes)")
@@ -133,7 +134,8 @@ def _site_view(site: SiteSummary, group: list[Sync], source: str | None) -> Site
         site=site.site, file=site.file, line=site.line, function=site.function, count=site.count,
         confirmed=site.confirmed, latent=site.latent, stall_us=site.stall_us, max_stall_us=site.max_stall_us,
         rules=list(site.rules), ops=list(site.ops), op_chains=chains.most_common(),
-        scopes={scope_label(k): v for k, v in site.scopes.items()}, scope_summary=compress_scopes(dict(site.scopes)),
+        scopes={scope_label(k): v for k, v in Counter(site.scopes).most_common(MAX_SCOPES_PER_SITE)},
+        scope_summary=compress_scopes(dict(site.scopes)),
         threads=list(site.threads),
         stacks=[{"frames": _bounded_frames(stack), "count": count, "op_chain": chain, "rule": rule}
                 for (stack, chain, rule), count in paths.most_common(MAX_STACKS_PER_SITE)],
