@@ -65,9 +65,20 @@ MAX_BLANK_RUN = 1 << 20  # whitespace kept in one run; no trace torch writes has
 _JSON_WHITESPACE = b" \t\n\r"
 
 
-def _is_blank(block: bytes) -> bool:
-    """Whether ``block`` is JSON whitespace only (``isspace`` first: fast, and false for almost every block)."""
-    return block.isspace() and not block.translate(None, _JSON_WHITESPACE)
+def _is_blank(block: bytes | memoryview) -> bool:
+    """Whether ``block`` is JSON whitespace only (its ends first: false for almost every block, at no cost)."""
+    if not len(block) or block[0] not in _JSON_WHITESPACE or block[-1] not in _JSON_WHITESPACE:
+        return False
+    data = bytes(block)
+    return data.isspace() and not data.translate(None, _JSON_WHITESPACE)
+
+
+def _trailing_blanks(block: bytes | memoryview) -> int:
+    """How many bytes of JSON whitespace end ``block`` (counted up to ``MAX_BLANK_RUN``: all the run needs)."""
+    if not len(block) or block[-1] not in _JSON_WHITESPACE:
+        return 0
+    tail = bytes(block[-MAX_BLANK_RUN:])
+    return len(tail) - len(tail.rstrip(_JSON_WHITESPACE))
 
 
 class ByteStream:
@@ -111,7 +122,7 @@ class ByteStream:
                 blank = _is_blank(block)
                 if blank and blank_run >= MAX_BLANK_RUN:
                     continue  # padding (a whitespace bomb): JSON needs none of it, so none of it is kept
-                blank_run = blank_run + len(block) if blank else len(block) - len(block.rstrip(_JSON_WHITESPACE))
+                blank_run = blank_run + len(block) if blank else _trailing_blanks(block)
                 yield block
         finally:
             self.close()
