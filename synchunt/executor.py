@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from synchunt.errors import UsageError
 
@@ -49,6 +49,7 @@ class Executor:
     """Serial execution; the base of the parallel executors."""
 
     workers = 1
+    parallel = False  # items and results cross a process boundary (they are pickled)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
         return list(self.imap(fn, items))
@@ -56,6 +57,10 @@ class Executor:
     def imap(self, fn: Callable[[T], R], items: Iterable[T], window: int | None = None) -> Iterator[R]:
         for item in items:
             yield fn(item)
+
+    def submit(self, fn: Callable[..., R], *args: Any) -> Pending:
+        """Start ``fn(*args)``; the result is ``.result()`` of what comes back (here: computed at once)."""
+        return Finished(fn(*args))
 
     def close(self) -> None:
         """Release the workers (nothing to release here)."""
@@ -67,9 +72,46 @@ class Executor:
         self.close()
 
 
+class Pending(Protocol):
+    """What ``submit`` returns: a concurrent or dask future, or a `Finished` result."""
+
+    def done(self) -> bool: ...
+
+    def result(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A result computed in this process, shaped like a finished future."""
+
+    value: Any
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> Any:
+        return self.value
+
+
+@dataclass(frozen=True)
+class _WithArgs:
+    """``fn(item, *rest)`` as a picklable one-argument callable."""
+
+    fn: Callable[..., Any]
+    rest: tuple[Any, ...]
+
+    def __call__(self, item: Any) -> Any:
+        return self.fn(item, *self.rest)
+
+
 class _FutureExecutor(Executor):
+    parallel = True
+
     def _submit(self, fn: Callable[[T], R], item: T) -> Any:
         raise NotImplementedError
+
+    def submit(self, fn: Callable[..., R], *args: Any) -> Pending:
+        return self._submit(_WithArgs(fn, args[1:]), args[0])
 
     def _result(self, future: Any) -> Any:
         return future.result()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -14,11 +15,12 @@ from synchunt.attribute.guard_merge import guard_records, merge_guard
 from synchunt.attribute.lines import exact_lines
 from synchunt.attribute.model import Analysis, Collectives, PartialRead, Sync, TraceInfo
 from synchunt.attribute.sources import split_sources
-from synchunt.detect import Mode, detect
+from synchunt.detect import Mode, analysis_fields, detect
 from synchunt.errors import UsageError
 from synchunt.impact.collectives import collective_kernels, earliest_collectives
 from synchunt.sites import PROFILER_STEP, FrameFilter
-from synchunt.trace import LoadOptions, Trace, map_traces, vocab
+from synchunt.trace import LoadOptions, Trace, host_lanes, map_traces, vocab
+from synchunt.trace.table import compact
 
 Source = Trace | Analysis | str | Path
 
@@ -42,7 +44,7 @@ def analyze(sources: Source | Iterable[Source], *, mode: Mode | str = Mode.AUTO,
     one = partial(analyze_trace, mode=mode, frame_filter=frame_filter or FrameFilter())
     parts = [one(trace) for trace in traces]
     if paths:
-        parts += map_traces(paths, one, load or LoadOptions(cache=False))
+        parts += map_traces(paths, one, replace(load or LoadOptions(cache=False), fields=analysis_fields()))
     fresh = [info for part in parts for info in part.traces]
     if mode is Mode.CONFIRMED and fresh and not any(info.device_activity for info in fresh):
         raise UsageError("--mode confirmed needs runtime evidence, and these traces have no device activity; "
@@ -67,13 +69,13 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
 
 
 def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
-    events = trace.events
+    events = len(trace)
     partial_read = getattr(trace, "partial", None)
     return TraceInfo(path=str(trace.path), rank=trace.rank, device_activity=trace.device_activity, mode=mode,
-                     start_us=float(events["ts"].min()) if len(events) else 0.0,
-                     end_us=float(events["end"].max()) if len(events) else 0.0, synchunt=dict(trace.synchunt),
-                     threads=_thread_labels(trace), scopes=_scope_names(trace), events=len(events),
-                     ops=int(events["cat"].isin((vocab.CPU_OP, vocab.RUNTIME)).sum()),
+                     start_us=float(trace.column("ts").min()) if events else 0.0,
+                     end_us=float(trace.column("end").max()) if events else 0.0, synchunt=dict(trace.synchunt),
+                     threads=_thread_labels(trace), scopes=_scope_names(trace), events=events,
+                     ops=int(trace.in_categories((vocab.CPU_OP, vocab.RUNTIME)).sum()),
                      set_aside=set_aside,
                      partial=None if partial_read is None else PartialRead(
                          bytes_read=partial_read.bytes_read, events_read=partial_read.events_read,
@@ -141,27 +143,24 @@ def filter_analysis(analysis: Analysis, *, thread: str | None = None, scope: str
 
 
 def _thread_labels(trace: Trace) -> tuple[str, ...]:
-    host = trace.events["cat"].isin(vocab.HOST_CATEGORIES)
     # Only threads with events: a name from metadata alone would let a filter select nothing and pass.
-    labels = {str(t) for t in trace.events.loc[host, "tid"].unique()}
-    labels |= {str(trace.thread_name(p, t)) for p, t in trace.events.loc[host, ["pid", "tid"]].drop_duplicates()
-               .itertuples(index=False)}
+    lanes = host_lanes(trace)
+    labels = {str(t) for _, t in lanes} | {str(trace.thread_name(p, t)) for p, t in lanes}
     return tuple(sorted(labels))
 
 
 def _scope_names(trace: Trace) -> tuple[str, ...]:
     """The ``record_function`` scopes that enclose at least one event: a filter on an empty one has nothing to
     judge, so it is refused like a scope the trace does not have."""
-    events = trace.events
-    is_scope = (events["cat"] == vocab.USER_ANNOTATION).to_numpy()
-    parents = events["parent"].to_numpy()
-    encloses = np.zeros(len(events), dtype=bool)
+    is_scope = trace.in_categories((vocab.USER_ANNOTATION,))
+    parents = trace.column("parent")
+    encloses = np.zeros(len(trace), dtype=bool)
     frontier = np.unique(parents[~is_scope & (parents >= 0)])
     while len(frontier):  # walk up from every event that is not a scope, one nesting level per step
         encloses[frontier] = True
         above = parents[frontier]
         frontier = np.unique(above[(above >= 0) & ~encloses[np.maximum(above, 0)]])
-    names = events.loc[is_scope & encloses, "name"].astype(str).unique()
+    names = [str(n) for n in trace.names[compact(trace.name_codes[is_scope & encloses])[0]]]
     return tuple(sorted(n for n in names if not PROFILER_STEP.match(n)))
 
 

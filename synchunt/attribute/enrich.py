@@ -4,49 +4,70 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from synchunt.attribute.model import CallSite, SetAsideCall, Sync, Thread
 from synchunt.detect import Detection
 from synchunt.impact import measure
 from synchunt.rules import get_rule
 from synchunt.sites import SCOPE_SEPARATOR, Frame, FrameFilter, parse_call_stack, split_annotations
 from synchunt.trace import Trace, vocab
-from synchunt.trace.tree import ancestors
+from synchunt.trace.tree import ancestor_lists
 
 
 def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> tuple[Sync, ...]:
-    """One record per detected sync, with everything a reader needs to find and judge it."""
-    events = trace.events
-    names = events["name"].astype(str).to_numpy(dtype=object)
-    cats = events["cat"].astype(str).to_numpy(dtype=object)
-    parent = events["parent"].to_numpy()
-    call_stacks = events["call_stack"].to_numpy()
+    """One record per detected sync, with everything a reader needs to find and judge it.
+
+    The enclosing events of every sync are found at once (`ancestor_lists`), and what depends only on the names
+    along a chain (the stack, its call site, the op chain and scopes) is worked out once per distinct chain."""
+    records = detection.records
     impacts = measure(trace, detection)
     frame_filter = frame_filter.for_trace(trace.synchunt)  # decide by where the capture saw each file live
     thread = functools.cache(lambda pid, tid: Thread(tid=tid, pid=pid, name=str(trace.thread_name(pid, tid))))
-    records = []
-    for sync, impact in zip(detection.records, impacts, strict=True):
-        chain = ancestors(parent, sync.event)
-        stack = [f for f in (Frame.from_kineto_name(names[a]) for a in chain if cats[a] == vocab.PYTHON_FUNCTION)
-                 if f is not None]
-        if not stack:
-            text = next((call_stacks[a] for a in [sync.event, *chain] if isinstance(call_stacks[a], str)), None)
-            stack = parse_call_stack(text) if text else []
-        stack = [frame_filter.canonical(frame) for frame in stack]
-        site = frame_filter.call_site(stack)
-        ops = [names[a] for a in reversed(chain) if cats[a] == vocab.CPU_OP]
-        if cats[sync.event] == vocab.CPU_OP:
-            ops.append(sync.op)
-        scopes, step = split_annotations([names[a] for a in reversed(chain) if cats[a] == vocab.USER_ANNOTATION])
-        records.append(Sync(
-            rule=sync.rule, kind=get_rule(sync.rule).kind.value, confirmed=sync.confirmed, op=sync.op,
-            op_chain=tuple(ops), runtime=sync.runtime, thread=thread(sync.pid, sync.tid), ts_us=sync.ts_us,
-            stall_us=sync.stall_us, stall_source=sync.stall_source,
-            call_site=CallSite(site.file, site.line, site.function, def_line=site.line) if site else None,
-            stack=tuple(frame_filter.shown_stack(stack)), scope=SCOPE_SEPARATOR.join(scopes),
-            scope_chain=tuple(scopes), step=step,
-            impact=impact if sync.confirmed else None,
-            direction=sync.direction, rank=trace.rank, trace=str(trace.path)))
-    return tuple(records)
+    rank, path = trace.rank, str(trace.path)
+    chains = ancestor_lists(trace.column("parent"), [sync.event for sync in records])
+    rows = np.fromiter((a for chain in chains for a in chain), np.int64)
+    name, cat = trace.table.coded("name"), trace.table.coded("cat")
+    chain_names = name.vocabulary[name.codes[rows]].tolist()
+    chain_cats = [str(c) for c in cat.vocabulary.tolist()]
+    chain_cat = [chain_cats[c] for c in cat.codes[rows].tolist()]
+    own_cats = [chain_cats[c] for c in cat.codes[[sync.event for sync in records]].tolist()] if records else []
+    place = functools.cache(functools.partial(_place, frame_filter))
+    kind = functools.cache(lambda code: get_rule(code).kind.value)
+    call_stacks = trace.table.coded("call_stack")
+    start = 0
+    out = []
+    for sync, impact, chain, own_cat in zip(records, impacts, chains, own_cats, strict=True):
+        along = tuple(zip(chain_names[start:start + len(chain)], chain_cat[start:start + len(chain)], strict=True))
+        start += len(chain)
+        text = None
+        if not any(c == vocab.PYTHON_FUNCTION for _, c in along):  # no Python frames: a Call stack argument
+            codes = call_stacks.codes[[sync.event, *chain]].tolist()
+            text = next((call_stacks.vocabulary[c] for c in codes if c >= 0), None)
+        site, stack, ops, scope, scopes, step = place(along, text)
+        out.append(Sync(
+            rule=sync.rule, kind=kind(sync.rule), confirmed=sync.confirmed, op=sync.op,
+            op_chain=(*ops, sync.op) if own_cat == vocab.CPU_OP else ops, runtime=sync.runtime,
+            thread=thread(sync.pid, sync.tid), ts_us=sync.ts_us, stall_us=sync.stall_us,
+            stall_source=sync.stall_source, call_site=site, stack=stack, scope=scope, scope_chain=scopes, step=step,
+            impact=impact if sync.confirmed else None, direction=sync.direction, rank=rank, trace=path))
+    return tuple(out)
+
+
+def _place(frame_filter: FrameFilter, along: tuple[tuple[str, str], ...], call_stack: str | None,
+           ) -> tuple[CallSite | None, tuple[Frame, ...], tuple[str, ...], str, tuple[str, ...], str | None]:
+    """From a sync's enclosing events (name, category; innermost first) and, without Python frames, its Call
+    stack argument: the call site, the stack shown, the enclosing ops, the scope and its chain (outermost first),
+    the step."""
+    stack = [f for f in (Frame.from_kineto_name(n) for n, c in along if c == vocab.PYTHON_FUNCTION) if f is not None]
+    if not stack:
+        stack = parse_call_stack(call_stack) if call_stack else []
+    stack = [frame_filter.canonical(frame) for frame in stack]
+    ops = tuple(n for n, c in reversed(along) if c == vocab.CPU_OP)
+    scopes, step = split_annotations([n for n, c in reversed(along) if c == vocab.USER_ANNOTATION])
+    site = frame_filter.call_site(stack)
+    return (CallSite(site.file, site.line, site.function, def_line=site.line) if site else None,
+            tuple(frame_filter.shown_stack(stack)), ops, SCOPE_SEPARATOR.join(scopes), tuple(scopes), step)
 
 
 def set_aside_calls(trace: Trace, detection: Detection) -> tuple[SetAsideCall, ...]:

@@ -1,21 +1,43 @@
-"""Command-line interface: thin typer declarations over the library API."""
+"""Command-line interface: thin typer declarations over the library API.
+
+A command registers when its module is imported. ``main()`` imports only the module of the command it runs, so
+``synchunt analyze`` does not load the gate, audit or report code; ``app`` (``from synchunt.cli import app``) is
+the application with every command.
+"""
 
 from __future__ import annotations
 
 import sys
+from importlib import import_module
+from typing import Any
 
-from synchunt.cli import analysis as _analysis  # noqa: F401 - registers commands
-from synchunt.cli import annotate as _annotate  # noqa: F401 - registers commands
-from synchunt.cli import audit as _audit  # noqa: F401 - registers commands
-from synchunt.cli import catalog as _catalog  # noqa: F401 - registers commands
-from synchunt.cli import gate as _gate  # noqa: F401 - registers commands
-from synchunt.cli import lint as _lint  # noqa: F401 - registers commands
-from synchunt.cli import profile as _profile  # noqa: F401 - registers commands
-from synchunt.cli import report as _report  # noqa: F401 - registers commands
-from synchunt.cli.app import app
 from synchunt.errors import SynchuntError
 
 ISSUES_URL = "https://github.com/synchunt/synchunt/issues"
+# The modules that declare the commands, in the order help lists them; and which module declares each command.
+_MODULES = ("analysis", "annotate", "audit", "catalog", "gate", "lint", "profile", "report")
+_MODULE_OF = {"analyze": "analysis", "annotate": "annotate", "audit": "audit", "rules": "catalog",
+              "workloads": "catalog", "gate": "gate", "lint": "lint", "profile": "profile", "report": "report",
+              "compare": "report"}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _application(None)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _application(command: str | None) -> Any:
+    """The typer app with the module of ``command`` imported (every module when None or not a command)."""
+    from synchunt.cli.app import app as application
+
+    globals().pop("app", None)  # importing the submodule bound the name to it; `app` means the application
+    module = _MODULE_OF.get(command or "")
+    for name in (module,) if module else _MODULES:
+        import_module(f"synchunt.cli.{name}")
+    if module is None:
+        globals()["app"] = application
+    return application
 
 
 def main() -> None:
@@ -25,7 +47,9 @@ def main() -> None:
     import typer
 
     clicks = _click_exceptions()
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
     try:
+        app = _application(command)
         code = app(standalone_mode=False)
     except SynchuntError as error:
         _fail(str(error), error.exit_code)

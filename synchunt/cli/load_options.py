@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -47,7 +48,15 @@ def load_options(workers: int = 1, executor: ExecutorChoice = ExecutorChoice.loc
     kind = "dask" if executor is ExecutorChoice.dask else ("local" if workers > 1 else "serial")
     return LoadOptions(executor=ExecutorSpec(kind, workers, scheduler), cache=cache, cache_dir=cache_dir,
                        max_bytes=max_trace_bytes or DEFAULT_MAX_BYTES,
-                       progress=RichProgress() if progress else NULL_PROGRESS)
+                       progress=RichProgress() if progress and _on_terminal() else NULL_PROGRESS)
+
+
+def _on_terminal() -> bool:
+    """Progress bars only where someone watches (rich is not even imported otherwise)."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def plain_load(max_trace_bytes: int | None) -> LoadOptions:

@@ -7,15 +7,18 @@ import sys
 from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from synchunt.files import write_output
 from synchunt.render.registry import Registry, RenderOptions
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 
 def console(*, stderr: bool = False) -> Console:
+    from rich.console import Console  # rich loads only for the commands that print through it
+
     return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import msgspec
+
+from synchunt.rules import RULES
+from synchunt.trace.schema import FieldSet
 
 
 def _concrete(raw: Any) -> list[str] | None:
@@ -40,3 +44,10 @@ def holds(name: str | None, concrete_inputs: Any) -> bool:
         return True
     check = CONDITIONS.get(name)
     return True if check is None else check(concrete_inputs)
+
+
+@cache
+def analysis_fields() -> FieldSet:
+    """What detection and attribution read of a trace: the ``analysis`` field set, keeping the recorded
+    arguments (``Concrete Inputs``) of the ops some condition looks at."""
+    return FieldSet("analysis", frozenset(p.op for rule in RULES for p in rule.trace_ops if p.when is not None))

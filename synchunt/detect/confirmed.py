@@ -34,7 +34,7 @@ def confirmed_syncs(trace: Trace, columns: Columns) -> list[Candidate]:
         cause = next((a for a in columns.chain(i)
                       if columns.cats[a] == vocab.CPU_OP and columns.names[a] in op_names), i)
         groups.setdefault(cause, []).append(i)
-    issued = _copies_by_issuer(columns, memcpys)
+    issued = _copies_by_issuer(columns, memcpys, list(groups))
     candidates = []
     for cause, calls in groups.items():
         call_names = [columns.names[c] for c in calls]
@@ -71,26 +71,42 @@ def _rule(columns: Columns, cause: int, calls: list[int], direction: str | None,
 
 
 def _blocking_calls(columns: Columns, memcpys: dict[int, str], sync_kinds: dict[int, str]) -> list[int]:
-    """Runtime/driver calls that stalled the host: by the catalogue's runtime calls, or a blocking sync record."""
-    runtime = np.flatnonzero(np.isin(columns.cats, list(vocab.RUNTIME_CATEGORIES)))
+    """Runtime/driver calls that stalled the host: by the catalogue's runtime calls, or a blocking sync record.
+
+    Decided per distinct call name, then per row only where the answer depends on the call's correlation id
+    (the copy it issued, the sync record the runtime wrote)."""
+    runtime = columns.in_categories(vocab.RUNTIME_CATEGORIES)
     skip = non_blocking_call_names()
-    found = []
-    for i in runtime.tolist():
-        name = columns.names[i]
-        if name in skip:
-            continue
-        corr = int(columns.correlation[i])
-        entry = runtime_call(name)
-        if entry is not None:
-            blocks = entry[0].blocks
-            if blocks is Blocking.ALWAYS or (blocks is Blocking.PAGEABLE_DEVICE_TO_HOST
-                                             and vocab.is_pageable_device_to_host(memcpys.get(corr, ""))):
-                found.append(i)
-            continue
-        kind = sync_kinds.get(corr)
-        if kind is not None and kind not in non_blocking_sync_kinds():
-            found.append(i)  # a call the catalogue does not name, yet the runtime recorded a host wait
-    return found
+    blocks: dict[str, object] = {}
+    for name in columns.name_vocabulary.tolist():
+        entry = runtime_call(name) if name not in skip else None
+        blocks[name] = _SKIPPED if name in skip else _UNNAMED if entry is None else entry[0].blocks
+    always = columns.named(lambda name: blocks[name] is Blocking.ALWAYS) & runtime
+    pageable_copy = columns.named(lambda name: blocks[name] is Blocking.PAGEABLE_DEVICE_TO_HOST) & runtime
+    unnamed = columns.named(lambda name: blocks[name] is _UNNAMED) & runtime
+    into_pageable = [corr for corr, name in memcpys.items() if vocab.is_pageable_device_to_host(name)]
+    # a call the catalogue does not name, yet the runtime recorded a host wait
+    waited = [corr for corr, kind in sync_kinds.items() if kind not in non_blocking_sync_kinds()]
+    found = always | (pageable_copy & _has_id(columns.correlation, into_pageable)) \
+        | (unnamed & _has_id(columns.correlation, waited))
+    return np.flatnonzero(found).tolist()
+
+
+_SKIPPED, _UNNAMED = object(), object()  # a call known not to block; one the catalogue does not name
+
+
+def _has_id(correlation: np.ndarray, ids: list[int]) -> np.ndarray:
+    """Whether each row's correlation id is one of ``ids`` (non-negative): a mark per id when their range is
+    small, which is the usual case (Kineto numbers its correlation ids from 0)."""
+    if not ids:
+        return np.zeros(len(correlation), dtype=bool)
+    wanted = np.asarray(ids, dtype=np.int64)
+    top = int(wanted.max())
+    if top > 8 * len(correlation) + (1 << 22):
+        return np.isin(correlation, wanted)
+    marks = np.zeros(top + 2, dtype=bool)  # the last mark, never set, answers for ids out of range
+    marks[wanted] = True
+    return marks[np.where((correlation >= 0) & (correlation <= top), correlation, top + 1)]
 
 
 def _blocks_only_into_pageable(name: str) -> bool:
@@ -100,25 +116,29 @@ def _blocks_only_into_pageable(name: str) -> bool:
 
 def _sync_kinds(trace: Trace, columns: Columns) -> dict[int, str]:
     """Correlation id → the ``cuda_sync`` kind recorded for that runtime call."""
-    mask = columns.cats == vocab.CUDA_SYNC
-    kinds = trace.events["sync_kind"].to_numpy()[mask]
+    mask = columns.in_categories((vocab.CUDA_SYNC,))
+    kinds = trace.values("sync_kind")[mask]
     return {int(c): str(k) for c, k in zip(columns.correlation[mask], kinds, strict=True) if c >= 0 and k}
 
 
-def _copies_by_issuer(columns: Columns, memcpys: dict[int, str]) -> dict[int, list[str]]:
-    """Each op → the copy activities issued by runtime calls at most four levels below it (one pass)."""
+def _copies_by_issuer(columns: Columns, memcpys: dict[int, str], causes: list[int]) -> dict[int, list[str]]:
+    """Each cause → the copy activities issued by runtime calls at most four levels below it, in the order of
+    those calls (the four enclosing levels of every launching call at once, then only the pairs that name a
+    cause)."""
     issued: dict[int, list[str]] = {}
-    runtime = np.flatnonzero(np.isin(columns.cats, list(vocab.RUNTIME_CATEGORIES)))
-    for i in runtime.tolist():
-        name = memcpys.get(int(columns.correlation[i]))
-        if not name:
-            continue
-        current = int(columns.parent[i])
-        for _ in range(4):
-            if current < 0:
-                break
-            issued.setdefault(current, []).append(name)
-            current = int(columns.parent[current])
+    runtime = columns.in_categories(vocab.RUNTIME_CATEGORIES)
+    launched = np.flatnonzero(runtime & _has_id(columns.correlation, [c for c, name in memcpys.items() if name]))
+    if not len(launched) or not causes:
+        return issued
+    parent = columns.parent
+    levels = [parent[launched]]
+    for _ in range(3):
+        above = levels[-1]
+        levels.append(np.where(above >= 0, parent[np.maximum(above, 0)], -1))
+    table = np.stack(levels, axis=1)
+    names = [memcpys[c] for c in columns.correlation[launched].tolist()]
+    for row, level in zip(*np.nonzero(np.isin(table, np.asarray(causes, dtype=np.int64))), strict=True):
+        issued.setdefault(int(table[row, level]), []).append(names[row])
     return issued
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import msgspec
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Mode(str, Enum):
@@ -59,4 +62,6 @@ class Detection:
     @cached_property
     def syncs(self) -> pd.DataFrame:
         """The records as a DataFrame (``SYNC_COLUMNS``), for pandas users."""
+        import pandas as pd
+
         return pd.DataFrame([msgspec.structs.astuple(r) for r in self.records], columns=SYNC_COLUMNS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from synchunt.detect.columns import Columns
@@ -16,35 +18,47 @@ def split_profiler_syncs(candidates: list[Candidate], columns: Columns) -> tuple
     device synchronize under no op or annotation, after the thread's last ``ProfilerStep#N``, and the thread's
     last runtime call."""
     kept, own = [], []
-    last_runtime = _last_runtime_start(columns)
-    for candidate in candidates:
-        (own if _is_profilers(candidate, columns, last_runtime) else kept).append(candidate)
+    lasts = _ThreadLasts(columns)
+    chains = columns.chains([candidate.event for candidate in candidates])
+    for candidate, chain, along in zip(candidates, chains, columns.along(chains), strict=True):
+        (own if _is_profilers(candidate, chain, along, columns, lasts) else kept).append(candidate)
     return kept, own
 
 
-def _is_profilers(candidate: Candidate, columns: Columns, last_runtime: dict[object, float]) -> bool:
-    chain = columns.chain(candidate.event)
-    frames = [columns.names[a] for a in chain if columns.cats[a] == vocab.PYTHON_FUNCTION]
+def _is_profilers(candidate: Candidate, chain: list[int], along: list[tuple[str, str]], columns: Columns,
+                  lasts: _ThreadLasts) -> bool:
+    frames = [n for n, c in along if c == vocab.PYTHON_FUNCTION]
     if any(frame.startswith(PROFILER_OWN_SYNC.frames) for frame in frames):
         return True
     if candidate.rule != PROFILER_OWN_SYNC.calls_kind or chain or frames:
         return False
-    tid = columns.tid[candidate.event]
-    steps = _step_ends(columns, tid)
-    return bool(steps) and candidate.ts_us >= max(steps) and candidate.ts_us >= last_runtime.get(tid, -np.inf)
+    thread = int(columns.tid_codes[candidate.event])
+    step_end = lasts.step_end[thread]
+    return bool(np.isfinite(step_end)) and candidate.ts_us >= step_end \
+        and candidate.ts_us >= lasts.runtime_start[thread]
 
 
-def _step_ends(columns: Columns, tid: object) -> list[float]:
-    # ProfilerStep#N is a user annotation; traces of torch <= 1.9 record it as an operator.
-    mask = np.isin(columns.cats, [vocab.USER_ANNOTATION, vocab.CPU_OP]) & (columns.tid == tid)
-    return [float(columns.ts[i] + columns.dur[i]) for i in np.flatnonzero(mask).tolist()
-            if PROFILER_STEP.match(columns.names[i])]
+class _ThreadLasts:
+    """Per thread (tid code): the end of its last ``ProfilerStep#N`` and the start of its last runtime call
+    (-inf when it has none), over the whole trace at once."""
 
+    def __init__(self, columns: Columns) -> None:
+        self._columns = columns
 
-def _last_runtime_start(columns: Columns) -> dict[object, float]:
-    runtime = np.flatnonzero(np.isin(columns.cats, list(vocab.RUNTIME_CATEGORIES)))
-    last: dict[object, float] = {}
-    for i in runtime.tolist():
-        tid = columns.tid[i]
-        last[tid] = max(last.get(tid, -np.inf), float(columns.ts[i]))
-    return last
+    @cached_property
+    def step_end(self) -> np.ndarray:
+        # ProfilerStep#N is a user annotation; traces of torch <= 1.9 record it as an operator.
+        columns = self._columns
+        rows = np.flatnonzero(columns.in_categories((vocab.USER_ANNOTATION, vocab.CPU_OP))
+                              & columns.named(lambda name: PROFILER_STEP.match(name) is not None))
+        return self._latest(rows, columns.ts[rows] + columns.dur[rows])
+
+    @cached_property
+    def runtime_start(self) -> np.ndarray:
+        rows = np.flatnonzero(self._columns.in_categories(vocab.RUNTIME_CATEGORIES))
+        return self._latest(rows, self._columns.ts[rows])
+
+    def _latest(self, rows: np.ndarray, times: np.ndarray) -> np.ndarray:
+        latest = np.full(len(self._columns.tid_values), -np.inf)
+        np.maximum.at(latest, self._columns.tid_codes[rows], times)
+        return latest

@@ -53,16 +53,18 @@ def collective_delays(traces: Sequence[Trace],
 
 
 def collective_kernels(trace: Trace) -> tuple[np.ndarray, list[str]]:
-    """Start times (sorted) and names of the rank's collective kernels."""
-    events = trace.events
-    kernels = events[(events["cat"] == vocab.KERNEL).to_numpy()]
-    names = kernels["name"].astype(str)
-    chosen = kernels[names.map(is_collective_kernel).to_numpy(dtype=bool)].sort_values("ts", kind="stable")
-    return chosen["ts"].to_numpy(dtype=np.float64), chosen["name"].astype(str).tolist()
+    """Start times (sorted) and names of the rank's collective kernels (each distinct name tested once)."""
+    kernels = np.flatnonzero(trace.in_categories((vocab.KERNEL,)))
+    codes = trace.name_codes[kernels]
+    collective = [code for code in np.unique(codes) if is_collective_kernel(str(trace.names[code]))]
+    rows = kernels[np.isin(codes, collective)]
+    ts = trace.column("ts")
+    rows = rows[np.argsort(ts[rows], kind="stable")]
+    return ts[rows].astype(np.float64), [str(trace.names[code]) for code in trace.name_codes[rows]]
 
 
 def earliest_collectives(collectives: list[tuple[np.ndarray, list[str]]],
-              ranks: list[int]) -> dict[int, tuple[str, float, int, int]]:
+                         ranks: list[int]) -> dict[int, tuple[str, float, int, int]]:
     """Ordinal → (kernel name, earliest start, the rank that started first, ranks that have it), for the
     ordinals whose kernel name agrees on every rank that has that ordinal."""
     out: dict[int, tuple[str, float, int, int]] = {}

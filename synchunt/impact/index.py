@@ -13,9 +13,9 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from synchunt.trace import Trace, vocab
+from synchunt.trace.table import compact
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,24 +39,18 @@ class ActivityIndex:
 
     @classmethod
     def of(cls, trace: Trace) -> ActivityIndex:
-        events = trace.events
-        cats = events["cat"].astype(str).to_numpy(dtype=object)
-        host_lane = _host_lanes(events, cats)
-        device_rows = np.flatnonzero(np.isin(cats, list(vocab.DEVICE_ACTIVITY_CATEGORIES)))
-        pids = events["pid"].to_numpy()[device_rows]
-        try:
-            device_code, devices = pd.factorize(pd.Series(pids, dtype=object), sort=True)
-        except TypeError:  # device ids of mixed types (ints and strings) do not sort
-            device_code, devices = pd.factorize(pd.Series(pids, dtype=object))
-        stream = events["stream"].to_numpy()[device_rows].astype(np.int64)
-        start_raw = events["ts"].to_numpy()[device_rows]
+        host_lane = _host_lanes(trace)
+        device_rows = np.flatnonzero(trace.in_categories(vocab.DEVICE_ACTIVITY_CATEGORIES))
+        device_code, devices = _sorted_codes(trace.column("pid")[device_rows])
+        stream = trace.column("stream")[device_rows].astype(np.int64)
+        start_raw = trace.column("ts")[device_rows]
         order = np.lexsort((start_raw, stream, device_code))
         rows = device_rows[order]
         device_code = device_code[order].astype(np.int64)
         stream = stream[order]
         start = start_raw[order]
-        end = events["end"].to_numpy()[rows]
-        correlation = events["correlation"].to_numpy()[rows].astype(np.int64)
+        end = trace.column("end")[rows]
+        correlation = trace.column("correlation")[rows].astype(np.int64)
         new_lane = np.ones(len(rows), dtype=bool)
         new_lane[1:] = (device_code[1:] != device_code[:-1]) | (stream[1:] != stream[:-1])
         lane = np.cumsum(new_lane) - 1
@@ -64,7 +58,7 @@ class ActivityIndex:
         lane_span = np.stack([firsts, np.append(firsts[1:], len(rows))], axis=1) if len(rows) else \
             np.zeros((0, 2), dtype=np.int64)
         end_cummax = _grouped_cummax(end, firsts)
-        launch_ts, launch_lane = _launches(events, cats, host_lane, correlation)
+        launch_ts, launch_lane = _launches(trace, host_lane, correlation)
         return cls(rows=rows, start=start, end=end, lane=lane, device=device_code, stream=stream,
                    correlation=correlation, launch_ts=launch_ts, launch_lane=launch_lane, lane_span=lane_span,
                    lane_device=device_code[firsts] if len(rows) else np.zeros(0, dtype=np.int64),
@@ -105,20 +99,38 @@ class ActivityIndex:
             return None
 
 
-def _host_lanes(events: pd.DataFrame, cats: np.ndarray) -> np.ndarray:
-    """(pid, tid) lane code of every host event, -1 for the rest."""
-    host = np.isin(cats, list(vocab.HOST_CATEGORIES))
-    codes = np.full(len(events), -1, dtype=np.int64)
-    if host.any():
-        codes[host] = events.loc[host, ["pid", "tid"]].groupby(["pid", "tid"], sort=False).ngroup()
+def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    """A code per distinct value, in sorted order of the values (numbers first, then strings, when mixed)."""
+    if values.dtype != object:
+        distinct, codes = np.unique(values, return_inverse=True)
+        return codes.reshape(-1).astype(np.int64), distinct.tolist()
+    items = values.tolist()
+    present = set(items)
+    distinct = sorted(v for v in present if not isinstance(v, str)) + sorted(v for v in present if isinstance(v, str))
+    index = {v: i for i, v in enumerate(distinct)}
+    return np.fromiter(map(index.__getitem__, items), np.int64, len(items)), distinct
+
+
+def _host_lanes(trace: Trace) -> np.ndarray:
+    """(pid, tid) lane code of every host event (numbered by first appearance), -1 for the rest."""
+    host = np.flatnonzero(trace.in_categories(vocab.HOST_CATEGORIES))
+    codes = np.full(len(trace), -1, dtype=np.int64)
+    if not len(host):
+        return codes
+    lanes = trace.thread_lanes[0][host]
+    first = np.full(int(lanes.max()) + 1, len(lanes), dtype=np.int64)
+    np.minimum.at(first, lanes, np.arange(len(lanes)))  # where each lane first appears
+    seen = np.flatnonzero(first < len(lanes))
+    rank = np.full(len(first), -1, dtype=np.int64)
+    rank[seen[np.argsort(first[seen], kind="stable")]] = np.arange(len(seen))
+    codes[host] = rank[lanes]
     return codes
 
 
-def _launches(events: pd.DataFrame, cats: np.ndarray, host_lane: np.ndarray,
-              correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _launches(trace: Trace, host_lane: np.ndarray, correlation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start time and host lane of the runtime call that launched each activity (by correlation id)."""
-    runtime = np.flatnonzero(np.isin(cats, list(vocab.RUNTIME_CATEGORIES)))
-    corr = events["correlation"].to_numpy()[runtime]
+    runtime = np.flatnonzero(trace.in_categories(vocab.RUNTIME_CATEGORIES))
+    corr = trace.column("correlation")[runtime]
     runtime = runtime[corr >= 0]
     corr = corr[corr >= 0]
     order = np.argsort(corr, kind="stable")
@@ -128,14 +140,14 @@ def _launches(events: pd.DataFrame, cats: np.ndarray, host_lane: np.ndarray,
     if len(corr) and len(correlation):
         pos = np.minimum(np.searchsorted(corr, correlation), len(corr) - 1)
         found = (corr[pos] == correlation) & (correlation >= 0)
-        launch_ts[found] = events["ts"].to_numpy()[runtime[pos[found]]]
+        launch_ts[found] = trace.column("ts")[runtime[pos[found]]]
         launch_lane[found] = host_lane[runtime[pos[found]]]
     return launch_ts, launch_lane
 
 
 def _by_launch(launch_ts: np.ndarray, launch_lane: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     out = {}
-    for lane in np.unique(launch_lane[launch_lane >= 0]).tolist():
+    for lane in compact(launch_lane[launch_lane >= 0])[0].tolist():
         positions = np.flatnonzero(launch_lane == lane)
         order = np.argsort(launch_ts[positions], kind="stable")
         out[int(lane)] = (launch_ts[positions][order], positions[order])

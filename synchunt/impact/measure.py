@@ -18,7 +18,6 @@ from collections import defaultdict
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from synchunt.detect import Detection
 from synchunt.impact.index import ActivityIndex
@@ -44,6 +43,8 @@ def measure(trace: Trace, detection: Detection) -> tuple[SyncImpact, ...]:
     records = detection.records
     if not records:
         return ()
+    if not any(r.confirmed and r.runtime_events for r in records):  # nothing waited on a device: no index needed
+        return tuple(SyncImpact(host_stall_us=float(r.stall_us)) for r in records)
     index = ActivityIndex.of(trace)
     names = _Names(trace)
     plans = plan(trace, records, index, names.names, names.name_codes)
@@ -73,21 +74,14 @@ class _Names:
     """Event names and categories by row, gathered from the categorical codes."""
 
     def __init__(self, trace: Trace) -> None:
-        self.name_codes, self.names = _codes(trace.events["name"])
-        self._cat_codes, self._cats = _codes(trace.events["cat"])
+        self.name_codes, self.names = trace.name_codes, trace.names
+        self._cat_codes, self._cats = trace.category_codes, trace.categories
 
     def names_of(self, rows: np.ndarray) -> list[str]:
         return [str(n) for n in self.names[self.name_codes[rows]].tolist()]
 
     def categories_of(self, rows: np.ndarray) -> list[str]:
         return [str(c) for c in self._cats[self._cat_codes[rows]].tolist()]
-
-
-def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy(), np.asarray(column.cat.categories, dtype=object)
-    codes, values = pd.factorize(column)
-    return codes, np.asarray(values, dtype=object)
 
 
 class _Waited(NamedTuple):

@@ -50,7 +50,6 @@ class Plans:
 def plan(trace: Trace, records: Sequence[DetectedSync], index: ActivityIndex, names: np.ndarray,
          name_codes: np.ndarray) -> Plans:
     """Windows and lanes of the confirmed syncs among ``records`` (latent ones are left out)."""
-    events = trace.events
     syncs = np.array([i for i, r in enumerate(records) if r.confirmed and r.runtime_events] if len(index) else [],
                      dtype=np.int64)
     counts = np.array([len(records[i].runtime_events) for i in syncs.tolist()], dtype=np.int64)
@@ -60,10 +59,10 @@ def plan(trace: Trace, records: Sequence[DetectedSync], index: ActivityIndex, na
         empty = np.zeros(0, dtype=np.int64)
         return Plans(syncs, empty.astype(float), empty.astype(float), empty, [], [], [], empty)
     firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    called = np.minimum.reduceat(events["ts"].to_numpy()[calls], firsts)
-    returned = np.maximum.reduceat(events["end"].to_numpy()[calls], firsts)
+    called = np.minimum.reduceat(trace.column("ts")[calls], firsts)
+    returned = np.maximum.reduceat(trace.column("end")[calls], firsts)
     host_lane = index.host_lane_of_row[calls[firsts]]
-    correlation = events["correlation"].to_numpy()[calls]
+    correlation = trace.column("correlation")[calls]
     plan_of_call = np.repeat(np.arange(len(syncs)), counts)
     own_lane = _own_lanes(index, correlation)
     last = _last_launches(index, host_lane, called)
@@ -129,17 +128,17 @@ def _last_launches(index: ActivityIndex, host_lane: np.ndarray, before: np.ndarr
 
 def _sync_records(trace: Trace, index: ActivityIndex) -> dict[int, list[tuple[str, int | None, int | None]]]:
     """Kineto's ``cuda_sync`` records by correlation id: (kind, device code, stream lane or None)."""
-    events = trace.events
-    rows = np.flatnonzero((events["cat"] == vocab.CUDA_SYNC).to_numpy())
+    rows = np.flatnonzero(trace.in_categories((vocab.CUDA_SYNC,)))
     out: dict[int, list[tuple[str, int | None, int | None]]] = defaultdict(list)
-    kinds, names = events["sync_kind"].to_numpy(), events["name"].to_numpy()
-    for row in rows.tolist():
-        corr = int(events["correlation"].iat[row])
+    kinds, names = trace.values("sync_kind")[rows], trace.values("name")[rows]
+    correlations, pids, streams = trace.column("correlation"), trace.column("pid"), trace.column("stream")
+    for k, row in enumerate(rows.tolist()):
+        corr = int(correlations[row])
         if corr < 0:
             continue
-        device = index.device_code(events["pid"].iat[row])
-        stream = int(events["stream"].iat[row])
+        device = index.device_code(pids[row])
+        stream = int(streams[row])
         lane = index.lane_of(device, stream) if device is not None and stream >= 0 else None
-        out[corr].append((str(kinds[row] or names[row]), device, lane))
+        out[corr].append((str(kinds[k] or names[k]), device, lane))
     return out
 

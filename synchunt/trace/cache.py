@@ -1,4 +1,4 @@
-"""A cache of decoded traces (Parquet), so that re-analysing a big trace with other filters is cheap.
+"""A cache of decoded traces, so that re-analysing a big trace with other filters is cheap.
 
 An entry holds a trace's event columns (containment tree included), thread table, metadata and partial-read
 note. Its key is the file's size, modification time and a hash of sampled content (the first and last MiB and
@@ -6,29 +6,38 @@ note. Its key is the file's size, modification time and a hash of sampled conten
 upgrading synchunt, misses. Entries live in the user's cache folder (``$SYNCHUNT_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/synchunt/traces``, else ``~/.cache/synchunt/traces``), never beside the trace unless a folder
 is given. The cache is best effort: an unreadable entry is a miss, a failed write is ignored.
+
+An entry is one file: a header (msgpack: metadata, threads, vocabularies, where each column lies) and the
+columns' raw bytes, each aligned to 64 bytes (codes in the smallest integer type that holds them). A hit
+memory-maps the file: a column is read only when analysis first touches it, in place (no copy), and nothing but
+numpy and msgspec is imported.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import mmap
 import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
-import pandas as pd
 
 from synchunt.trace.model import Trace
+from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import PartialRead
+from synchunt.trace.table import CODED, FLOATS, IDS, INTS, CodedColumn, EventTable, vocabulary_array
 
-CACHE_FORMAT = 1  # bump when the cached columns change
+CACHE_FORMAT = 2  # bump when the cached columns change
 MAX_CACHE_BYTES = 32 << 30  # least recently used entries beyond this total are removed
+SUFFIX = ".columns"
+_OLD_SUFFIXES = (".parquet",)  # entries of earlier formats: never hit again, pruned like the others
+_MAGIC = b"SYNCHUNT-COLUMNS"
+_ALIGN = 64
 _SAMPLE_BYTES = 1 << 20
 _SAMPLE_BLOCKS = 16
-_STRING_COLUMNS = ("name", "cat", "sync_kind", "call_stack")
-_BINARY_COLUMNS = ("input_types", "concrete_inputs")
-_ID_COLUMNS = ("pid", "tid")
+_STORED_ARRAYS = tuple(k for k in (*FLOATS, *INTS) if k != "end")  # end = ts + dur, recomputed on read
 
 
 def default_cache_dir() -> Path:
@@ -39,12 +48,13 @@ def default_cache_dir() -> Path:
     return Path(base) / "synchunt" / "traces"
 
 
-def cache_key(path: Path) -> str:
-    """Size, mtime and sampled content of the file, with synchunt's version and the cache format."""
+def cache_key(path: Path, fields: FieldSet = ALL_FIELDS) -> str:
+    """Size, mtime and sampled content of the file, with synchunt's version, the cache format and the field
+    set decoded."""
     from synchunt import __version__
 
     info = path.stat()
-    digest = hashlib.blake2b(f"{__version__}|{CACHE_FORMAT}|{info.st_size}|{info.st_mtime_ns}".encode(),
+    digest = hashlib.blake2b(f"{__version__}|{CACHE_FORMAT}|{fields.key}|{info.st_size}|{info.st_mtime_ns}".encode(),
                              digest_size=20)
     with path.open("rb") as handle:
         digest.update(handle.read(_SAMPLE_BYTES))
@@ -63,45 +73,41 @@ class TraceCache:
         self.folder = Path(folder) if folder is not None else default_cache_dir()
         self.max_bytes = max_bytes
 
-    def entry(self, path: Path) -> Path:
-        return self.folder / f"{cache_key(path)}.parquet"
+    def entry(self, path: Path, fields: FieldSet = ALL_FIELDS) -> Path:
+        return self.folder / f"{cache_key(path, fields)}{SUFFIX}"
 
-    def get(self, path: Path) -> Trace | None:
-        """The cached trace for this file, or None (no entry, stale, unreadable, or no pyarrow)."""
+    def get(self, path: Path, fields: FieldSet = ALL_FIELDS) -> Trace | None:
+        """The cached trace for this file, or None (no entry, stale or unreadable)."""
         try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            return None
-        try:
-            entry = self.entry(path)
+            entry = self.entry(path, fields)
             if not entry.exists():
                 return None
-            table = pq.read_table(entry)
-            trace = _from_table(path, table)
+            trace = read_entry(path, entry)
             os.utime(entry)  # recently used: kept longest when the cache is pruned
             return trace
         except Exception:  # a broken entry is a miss, whatever broke it
             return None
 
-    def put(self, trace: Trace) -> Path | None:
-        """Store the trace's columns; the entry's path, or None when it could not be written."""
+    def put(self, trace: Trace, fields: FieldSet = ALL_FIELDS) -> Path | None:
+        """Store the trace's columns (decoded with ``fields``); the entry's path, or None when it could not be
+        written."""
         try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            return None
-        try:
-            entry = self.entry(trace.path)
+            entry = self.entry(trace.path, fields)
             self.folder.mkdir(parents=True, exist_ok=True)
             partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
-            pq.write_table(_to_table(trace), partial, compression="zstd", compression_level=1)
-            os.replace(partial, entry)  # readers see a whole entry or none
+            try:
+                write_entry(trace, partial)
+                os.replace(partial, entry)  # readers see a whole entry or none
+            finally:
+                partial.unlink(missing_ok=True)
             self._prune(keep=entry)
             return entry
         except Exception:  # the cache must never fail an analysis
             return None
 
     def _prune(self, keep: Path) -> None:
-        entries = sorted(self.folder.glob("*.parquet"), key=lambda p: p.stat().st_mtime)
+        entries = [p for suffix in (SUFFIX, *_OLD_SUFFIXES) for p in self.folder.glob(f"*{suffix}")]
+        entries.sort(key=lambda p: p.stat().st_mtime)
         total = sum(p.stat().st_size for p in entries)
         for old in entries:
             if total <= self.max_bytes:
@@ -111,51 +117,102 @@ class TraceCache:
                 old.unlink(missing_ok=True)
 
 
-def _to_table(trace: Trace) -> Any:
-    import pyarrow as pa
+class _Layout(msgspec.Struct, array_like=True):
+    dtype: str
+    offset: int
+    count: int
 
-    events = trace.events
-    arrays: dict[str, Any] = {}
-    for key in events.columns:
-        column = events[key]
-        if key in _STRING_COLUMNS or key in _BINARY_COLUMNS:
-            kind = pa.string() if key in _STRING_COLUMNS else pa.binary()
-            codes = column.cat.codes.to_numpy()
-            values = pa.array([v for v in column.cat.categories], type=kind)
-            arrays[key] = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), values)
-        elif key in _ID_COLUMNS and column.dtype == object:
-            values = column.to_numpy()
-            text = np.array([not isinstance(v, int) for v in values])
-            arrays[key] = pa.array(np.where(text, 0, values).astype(np.int64))
-            arrays[f"{key}_text"] = pa.array([str(v) if t else None for v, t in zip(values, text, strict=True)],
-                                             type=pa.string()).dictionary_encode()
+
+class _Header(msgspec.Struct):
+    rows: int
+    metadata: dict[str, Any]
+    threads: list[tuple[Any, Any, str, str]]
+    partial: tuple[int, int, str] | None
+    arrays: dict[str, _Layout]  # numbers (and ids when all are integers)
+    coded: dict[str, tuple[_Layout, list[Any]]]  # codes, vocabulary (string ids are stored this way too)
+
+
+def write_entry(trace: Trace, target: Path) -> None:
+    """Write the trace's columns to ``target`` in the entry format."""
+    table = trace.table
+    blobs: list[np.ndarray] = []
+    offset = 0
+
+    def place(values: np.ndarray) -> _Layout:
+        nonlocal offset
+        layout = _Layout(values.dtype.str, offset, len(values))
+        blobs.append(values)
+        offset += -(-values.nbytes // _ALIGN) * _ALIGN
+        return layout
+
+    arrays: dict[str, _Layout] = {}
+    coded: dict[str, tuple[_Layout, list[Any]]] = {}
+    present = table.keys
+    for key in _STORED_ARRAYS:
+        if key in present:
+            arrays[key] = place(table.array(key))  # as analysis reads it: mapped, not converted
+    for key in IDS:
+        codes, vocabulary = table.id_codes(key)
+        coded[key] = (place(_narrow(codes)), vocabulary)
+    for key in (k for k in CODED if k in present):
+        column = table.coded(key)
+        coded[key] = (place(_narrow(column.codes)), column.vocabulary.tolist())
+    partial = trace.partial
+    header = msgspec.msgpack.encode(_Header(
+        rows=len(table), metadata=trace.metadata, threads=list(trace.thread_rows),
+        partial=None if partial is None else (partial.bytes_read, partial.events_read, partial.reason),
+        arrays=arrays, coded=coded))
+    start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
+    with target.open("wb") as handle:
+        handle.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+        handle.write(b"\0" * (start - handle.tell()))
+        for values in blobs:
+            handle.write(memoryview(np.ascontiguousarray(values)).cast("B"))
+            handle.write(b"\0" * (-values.nbytes % _ALIGN))
+
+
+def read_entry(path: Path, entry: Path) -> Trace:
+    """The trace stored in ``entry`` (memory-mapped; columns are read when first used)."""
+    with entry.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    if mapped[:len(_MAGIC)] != _MAGIC:
+        raise ValueError("not a synchunt cache entry")
+    length = int.from_bytes(mapped[len(_MAGIC):len(_MAGIC) + 8], "little")
+    header = msgspec.msgpack.decode(mapped[len(_MAGIC) + 8:len(_MAGIC) + 8 + length], type=_Header)
+    start = -(-(len(_MAGIC) + 8 + length) // _ALIGN) * _ALIGN
+    layouts = [*header.arrays.values(), *(layout for layout, _ in header.coded.values())]
+    for layout in layouts:  # a short file must be refused here, not fault when a column is first read
+        if layout.count != header.rows or start + layout.offset + layout.count * np.dtype(layout.dtype).itemsize > size:
+            raise ValueError("truncated cache entry")
+
+    def view(layout: _Layout) -> np.ndarray:
+        return np.frombuffer(mapped, dtype=np.dtype(layout.dtype), count=layout.count, offset=start + layout.offset)
+
+    arrays: dict[str, Any] = {key: (lambda layout=layout: view(layout)) for key, layout in header.arrays.items()}
+    arrays["end"] = lambda: table.array("ts") + table.array("dur")
+    coded: dict[str, Any] = {}
+    for key, (layout, vocabulary) in header.coded.items():
+        if key in IDS:
+            arrays[key] = lambda layout=layout, vocabulary=vocabulary: CodedColumn(view(layout),
+                                                                                   vocabulary_array(vocabulary))
         else:
-            arrays[key] = pa.array(column.to_numpy())
-    note = {"metadata": trace.metadata, "threads": trace.threads.to_dict(orient="list"),
-            "partial": None if trace.partial is None else vars(trace.partial), "columns": list(events.columns)}
-    return pa.table(arrays).replace_schema_metadata({"synchunt": json.dumps(note)})
+            coded[key] = lambda layout=layout, vocabulary=vocabulary: CodedColumn(view(layout),
+                                                                                  vocabulary_array(vocabulary))
+    table = EventTable(arrays, coded, header.rows)
+    partial = PartialRead(*header.partial) if header.partial is not None else None
+    return Trace(path=path, table=table, thread_rows=tuple(tuple(row) for row in header.threads),
+                 metadata=header.metadata, partial=partial)
 
 
-def _from_table(path: Path, table: Any) -> Trace:
-    note = json.loads(table.schema.metadata[b"synchunt"])
-    data: dict[str, Any] = {}
-    for key in note["columns"]:
-        column = table.column(key).combine_chunks()
-        if key in _STRING_COLUMNS or key in _BINARY_COLUMNS:
-            codes = column.indices.fill_null(-1).to_numpy().astype(np.int32)
-            categories = pd.Index(column.dictionary.to_pylist(), dtype=object)
-            data[key] = pd.Categorical.from_codes(codes, categories=categories, validate=False)
-        elif key in _ID_COLUMNS and f"{key}_text" in table.column_names:
-            import pyarrow.compute as pc
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """Codes in the smallest integer type that holds them all."""
+    if not len(values):
+        return values
+    low, high = int(values.min()), int(values.max())
+    for kind in (np.int8, np.int16, np.int32):
+        info = np.iinfo(kind)
+        if info.min <= low and high <= info.max:
+            return values.astype(kind)
+    return values
 
-            values = column.to_numpy().astype(object)
-            text = table.column(f"{key}_text").combine_chunks().cast("string")
-            mask = pc.is_valid(text)
-            values[mask.to_numpy(zero_copy_only=False)] = text.filter(mask).to_pylist()
-            data[key] = values
-        else:
-            data[key] = column.to_numpy()
-    threads = pd.DataFrame(note["threads"], columns=["pid", "tid", "kineto_name", "name"])
-    partial = PartialRead(**note["partial"]) if note["partial"] else None
-    return Trace(path=path, events=pd.DataFrame(data, copy=False), threads=threads, metadata=note["metadata"],
-                 partial=partial)

@@ -5,6 +5,11 @@ cannot hold a raw newline, so newline + that indent + ``{`` occurs only where an
 learns the indent from the first event and cuts there; a slice that does not decode means the layout differs
 (the caller then decodes the file in one go). When the first event does not start a line (a one-line file),
 the whole array is one slice.
+
+`views` hands out each slice as a view into the splitter's buffer, made a JSON array in place (the whitespace
+before the first event becomes ``[``, the comma after the last ``]``): decoding in this process copies nothing.
+A view is valid until the next one is asked for, and nothing may keep a reference into it (msgspec's ``Raw``
+values must be turned into bytes first).
 """
 
 from __future__ import annotations
@@ -46,22 +51,27 @@ class EventSplitter:
     def layout(self) -> str:
         return "lines" if self.boundary else "whole"
 
-    def feed(self, block: bytes) -> list[bytes]:
+    def feed(self, block: bytes | memoryview) -> list[bytes]:
+        """Append a block; the whole slices it completes, as JSON arrays (bytes)."""
+        return [bytes(view) for view in self.views(block)]
+
+    def views(self, block: bytes | memoryview) -> Iterator[memoryview]:
+        """Append a block; each whole slice it completes, as a JSON array in place (see the module docstring)."""
         self._buffer += block
         if not self.found and not self._find_array():
-            return []
+            return
         if self.boundary is None:
-            return []
-        pieces = []
+            return
         start = 0
         while True:  # cut at the first event start past each slice_bytes
             cut = self._buffer.find(self.boundary, start + self.slice_bytes)
             if cut < 0:
                 break
-            pieces.append(self._slice(start, cut))
+            view = self._array_view(start, cut)
+            yield view
+            view.release()
             start = cut
         del self._buffer[:start]
-        return pieces
 
     def finish(self) -> Ending:
         """After the last block: the remaining slices and the tail, or what can be kept of a cut stream."""
@@ -110,6 +120,22 @@ class EventSplitter:
             if not indent.strip(b" \t"):
                 self.boundary = b"\n" + indent + b"{"
         return True
+
+    def _array_view(self, start: int, end: int) -> memoryview:
+        """The events between start and end as a JSON array: brackets written over the whitespace before them
+        and the comma after them, else (another layout) a copy with brackets around it."""
+        buffer = self._buffer
+        first = start
+        while first < end and buffer[first] in _WHITESPACE:
+            first += 1
+        last = end
+        while last > first and buffer[last - 1] in _WHITESPACE:
+            last -= 1
+        if first > start and last > first and buffer[last - 1] == ord(","):
+            buffer[first - 1] = ord("[")
+            buffer[last - 1] = ord("]")
+            return memoryview(buffer)[first - 1:last]
+        return memoryview(self._slice(start, end))
 
     def _slice(self, start: int, end: int) -> bytes:
         """``[`` + the events between start and end (trailing separator dropped) + ``]``."""

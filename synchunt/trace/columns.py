@@ -1,13 +1,18 @@
-"""Decoded events → columns: numbers as numpy arrays, strings and raw arguments as codes into a vocabulary.
+"""Decoded events → columns: numbers as numpy arrays, strings, ids and raw arguments as codes into a vocabulary.
 
 A `ColumnChunk` is what one slice of the event array reduces to (picklable, so worker processes can build it);
 `merge` joins chunks into the trace's columns, re-coding each chunk's vocabulary into one. Only complete events
 (``ph == "X"``) become rows; ``thread_name`` metadata events are kept aside for the thread table.
+
+Every column is one pass over the slice's structs in C (``map`` of an ``attrgetter``), coded with a dict that
+numbers values by first appearance (`first_appearance_codes`): no Python code runs per event on Kineto's usual
+types. Ids (pid, tid) are coded too: a string id such as ``"Spans"`` costs one entry, not an object per event.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
@@ -16,12 +21,20 @@ from typing import Any
 import numpy as np
 
 from synchunt.trace import vocab
-from synchunt.trace.schema import LOOSE_NO_ARGS
+from synchunt.trace.schema import ALL_FIELDS, LOOSE_NO_ARGS, ROWS_READ, FieldSet
+from synchunt.trace.table import first_appearance_codes
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-_NUMERIC = ("ts", "dur", "correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes")
+FLOAT_KEYS = ("ts", "dur")
+INT_KEYS = ("correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes")
 CODED = ("name", "cat", "sync_kind", "input_types", "concrete_inputs", "call_stack")
+ID_KEYS = ("pid", "tid")
 _MISSING_RAW = (b"", b"null")
+# Column → the argument attribute it is read from, for the int and string arguments.
+_ARG_OF = {"correlation": "correlation", "external_id": "external_id", "python_id": "python_id",
+           "python_parent_id": "python_parent_id", "stream": "stream", "bytes": "bytes",
+           "sync_kind": "cuda_sync_kind", "call_stack": "call_stack", "input_types": "input_type",
+           "concrete_inputs": "concrete_inputs"}
 
 
 @dataclass
@@ -36,8 +49,7 @@ class Coded:
 class ColumnChunk:
     events: int  # events of every kind in the slice
     numeric: dict[str, np.ndarray]
-    coded: dict[str, Coded]
-    ids: dict[str, np.ndarray]  # pid, tid: int64, or object when some id is a string
+    coded: dict[str, Coded]  # strings, raw arguments and ids
     threads: list[tuple[Any, Any, str]] = field(default_factory=list)
 
     @property
@@ -45,65 +57,119 @@ class ColumnChunk:
         return len(self.numeric["ts"])
 
 
-def reduce_fast(events: list[Any]) -> ColumnChunk:
+def reduce_fast(events: list[Any], fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
     """Columns of events decoded with the fast (typed) shapes."""
     phases = list(map(_PH, events))
-    complete = list(compress(events, map("X".__eq__, phases)))
+    complete = events if phases.count("X") == len(phases) else list(compress(events, map("X".__eq__, phases)))
     args = list(map(_ARGS, complete))
     n = len(complete)
     numeric = {"ts": np.fromiter(map(_TS, complete), np.float64, n),
                "dur": np.fromiter(map(_DUR, complete), np.float64, n)}
-    for key in ("correlation", "external_id", "python_id", "python_parent_id", "bytes"):
-        numeric[key] = _int_column(list(map(attrgetter(key), args)))
-    numeric["stream"] = _int_column(list(map(_STREAM, args)))
-    coded = {
-        "name": _code(list(map(_NAME, complete))),
-        "cat": _code(list(map(_CAT, complete))),
-        "sync_kind": _code(list(map(_SYNC_KIND, args))),
-        "input_types": _code_raw(list(map(bytes, map(_INPUT_TYPE, args)))),
-        "concrete_inputs": _code_raw(list(map(bytes, map(_CONCRETE, args)))),
-        "call_stack": _code(list(map(_CALL_STACK, args))),
-    }
-    ids = {"pid": _id_column(list(map(_PID, complete))), "tid": _id_column(list(map(_TID, complete)))}
-    return ColumnChunk(len(events), numeric, coded, ids, _thread_names(events, phases))
+    coded = {"name": _code(map(_NAME, complete), n), "cat": _code(map(_CAT, complete), n),
+             "pid": _ids(map(_PID, complete), n), "tid": _ids(map(_TID, complete), n)}
+    rows = _Rows(fields, coded, n)
+    for key in INT_KEYS:
+        if key not in fields.left_out:
+            numeric[key] = rows.fill(key, lambda chosen, k=key: _int_column(chosen, attrgetter(_ARG_OF[k])), args,
+                                     np.full(n, -1, dtype=np.int64))
+    coded["call_stack"] = _code(map(_CALL_STACK, args), n)
+    coded["sync_kind"] = rows.coded("sync_kind", lambda chosen: _code(map(_SYNC_KIND, chosen), len(chosen)), args)
+    for key in ("input_types", "concrete_inputs"):
+        if key not in fields.left_out:
+            get = attrgetter(_ARG_OF[key])
+            coded[key] = rows.coded(key, lambda chosen, get=get: _code_raw(map(bytes, map(get, chosen)), len(chosen)),
+                                    args)
+    return ColumnChunk(len(events), numeric, coded, _thread_names(events, phases) if "M" in phases else [])
 
 
-def reduce_loose(events: list[Any]) -> ColumnChunk:
-    """Columns of events decoded with the loose shapes: every value checked and converted in Python."""
+class _Rows:
+    """For the ``analysis`` field set: the rows each argument column is read on (None: every row)."""
+
+    def __init__(self, fields: FieldSet, coded: dict[str, Coded], n: int) -> None:
+        self.n = n
+        self._chosen: dict[str, np.ndarray | None] = {}
+        if fields.name == "all":
+            return
+        cat = coded["cat"]
+        categories = [vocab.LEGACY_CATEGORIES.get(c, c) for c in cat.values]
+        for key, read_on in ROWS_READ.items():
+            self._chosen[key] = self._where(cat, [c in read_on for c in categories])
+        names = coded["name"]
+        self._chosen["concrete_inputs"] = self._where(names, [v in fields.inputs_of for v in names.values])
+
+    def _where(self, column: Coded, per_value: list[bool]) -> np.ndarray | None:
+        if all(per_value):
+            return None
+        return np.flatnonzero(np.append(np.asarray(per_value, dtype=bool), False)[column.codes])
+
+    def pick(self, key: str, items: list[Any]) -> tuple[np.ndarray | None, list[Any]]:
+        chosen = self._chosen.get(key)
+        if chosen is None:
+            return None, items
+        if len(chosen) * 4 < self.n:
+            return chosen, [items[i] for i in chosen.tolist()]
+        mask = np.zeros(self.n, dtype=bool)
+        mask[chosen] = True
+        return chosen, list(compress(items, mask.tolist()))
+
+    def fill(self, key: str, column: Any, items: list[Any], out: np.ndarray) -> np.ndarray:
+        chosen, picked = self.pick(key, items)
+        if chosen is None:
+            return column(picked)
+        if len(chosen):
+            out[chosen] = column(picked)
+        return out
+
+    def coded(self, key: str, column: Any, items: list[Any]) -> Coded:
+        chosen, picked = self.pick(key, items)
+        if chosen is None:
+            return column(picked)
+        part = column(picked)
+        codes = np.full(self.n, -1, dtype=np.int32)
+        codes[chosen] = part.codes
+        return Coded(codes, part.values)
+
+
+def reduce_loose(events: list[Any], fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
+    """Columns of events decoded with the loose shapes: every value checked and converted in Python (every
+    column on every row, whatever the field set asks: a loose trace is rare and small)."""
     phases = [e.ph if isinstance(e.ph, str) else "" for e in events]
     complete = list(compress(events, map("X".__eq__, phases)))
     args = [e.args or LOOSE_NO_ARGS for e in complete]
     n = len(complete)
+    left_out = fields.left_out
     dur = np.fromiter((_float(e.dur) for e in complete), np.float64, n)
     numeric = {"ts": np.fromiter((_float(e.ts) for e in complete), np.float64, n),
                "dur": np.where(np.isfinite(dur), dur, 0.0)}
-    for key in ("correlation", "external_id", "python_id", "python_parent_id", "bytes", "stream"):
-        numeric[key] = np.fromiter((_int(getattr(a, key)) for a in args), np.int64, n)
+    for key in INT_KEYS:
+        if key not in left_out:
+            numeric[key] = np.fromiter((_int(getattr(a, _ARG_OF[key])) for a in args), np.int64, n)
     coded = {
         "name": _code([e.name if isinstance(e.name, str) else _text(e.name) for e in complete]),
         "cat": _code([e.cat if isinstance(e.cat, str) else "" for e in complete]),
+        "pid": _ids([e.pid for e in complete]), "tid": _ids([e.tid for e in complete]),
         "sync_kind": _code([a.cuda_sync_kind if isinstance(a.cuda_sync_kind, str) else None for a in args]),
-        "input_types": _code_raw([bytes(a.input_type) for a in args]),
-        "concrete_inputs": _code_raw([bytes(a.concrete_inputs) for a in args]),
         "call_stack": _code([a.call_stack if isinstance(a.call_stack, str) else None for a in args]),
     }
-    ids = {"pid": _object_ids([e.pid for e in complete]), "tid": _object_ids([e.tid for e in complete])}
-    return ColumnChunk(len(events), numeric, coded, ids, _thread_names(events, phases))
+    for key in ("input_types", "concrete_inputs"):
+        if key not in left_out:
+            coded[key] = _code_raw([bytes(getattr(a, _ARG_OF[key])) for a in args])
+    return ColumnChunk(len(events), numeric, coded, _thread_names(events, phases))
 
 
-def merge(chunks: list[ColumnChunk]) -> dict[str, Any]:
-    """One set of columns from the chunks, in order: numeric arrays, ids, and (codes, values) per coded column."""
+def merge(chunks: list[ColumnChunk], fields: FieldSet = ALL_FIELDS) -> dict[str, Any]:
+    """One set of columns from the chunks, in order: numeric arrays, and (codes, values) per coded column.
+
+    Each column is joined and the chunks' parts of it released before the next, so the peak is the columns plus
+    one column, not twice the columns."""
     columns: dict[str, Any] = {}
-    for key in _NUMERIC:
-        columns[key] = _concat([c.numeric[key] for c in chunks], np.float64 if key in ("ts", "dur") else np.int64)
-    for key in ("pid", "tid"):
-        parts = [c.ids[key] for c in chunks]
-        if any(p.dtype == object for p in parts):
-            parts = [p.astype(object) for p in parts]
-        columns[key] = _concat(parts, np.int64)
-    for key in CODED:
+    left_out = fields.left_out
+    for key in (k for k in (*FLOAT_KEYS, *INT_KEYS) if k not in left_out):
+        parts = [c.numeric.pop(key) for c in chunks]
+        columns[key] = _concat(parts, np.float64 if key in FLOAT_KEYS else np.int64)
+    for key in (k for k in (*CODED, *ID_KEYS) if k not in left_out):
         normalize = vocab.LEGACY_CATEGORIES if key == "cat" else None
-        columns[key] = _merge_coded([c.coded[key] for c in chunks], normalize)
+        columns[key] = _merge_coded([c.coded.pop(key) for c in chunks], normalize)
     return columns
 
 
@@ -116,7 +182,7 @@ def _merge_coded(parts: list[Coded], normalize: dict[str, str] | None) -> tuple[
         values = [normalize.get(v, v) for v in part.values] if normalize else part.values
         mapping = np.array([index.setdefault(v, len(index)) for v in values] + [-1], dtype=np.int32)
         recoded.append(mapping[part.codes])  # code -1 picks the trailing -1: missing stays missing
-    codes = np.concatenate(recoded) if recoded else np.zeros(0, dtype=np.int32)
+    codes = (recoded[0] if len(recoded) == 1 else np.concatenate(recoded)) if recoded else np.zeros(0, np.int32)
     return codes, list(index)
 
 
@@ -126,34 +192,53 @@ def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _code(values: list[Any]) -> Coded:
+def _code(values: Iterable[Any], count: int | None = None) -> Coded:
     """Codes by first appearance; None is missing (-1)."""
-    distinct = list(dict.fromkeys(values))
-    index = {v: i for i, v in enumerate(distinct)}
-    if None in index:
-        index[None] = -1
-        distinct = [v for v in distinct if v is not None]
-        index.update({v: i for i, v in enumerate(distinct)})
-    return Coded(np.fromiter(map(index.__getitem__, values), np.int32, len(values)), distinct)
+    codes, distinct = first_appearance_codes(values, count)
+    return _drop(Coded(codes.astype(np.int32), distinct), [v is None for v in distinct])
 
 
-def _code_raw(values: list[bytes]) -> Coded:
+def _code_raw(values: Iterable[bytes], count: int | None = None) -> Coded:
     """Raw JSON arguments: absent or null is missing."""
-    coded = _code(values)
-    if any(v in _MISSING_RAW for v in coded.values):
-        keep = [v not in _MISSING_RAW for v in coded.values]
-        remap = np.cumsum(keep, dtype=np.int32) - 1
-        remap = np.where(keep, remap, -1).astype(np.int32)
-        coded = Coded(np.append(remap, np.int32(-1))[coded.codes], [v for v, k in zip(coded.values, keep,
-                                                                                      strict=True) if k])
-    return coded
+    codes, distinct = first_appearance_codes(values, count)
+    return _drop(Coded(codes.astype(np.int32), distinct), [v in _MISSING_RAW for v in distinct])
 
 
-def _int_column(values: list[Any]) -> np.ndarray:
+def _drop(coded: Coded, missing: list[bool]) -> Coded:
+    """The same column with the values marked missing turned into code -1 (the others keep their order)."""
+    if not any(missing):
+        return coded
+    keep = [not m for m in missing]
+    remap = np.where(keep, np.cumsum(keep, dtype=np.int32) - 1, -1).astype(np.int32)
+    return Coded(np.append(remap, np.int32(-1))[coded.codes],
+                 [v for v, k in zip(coded.values, keep, strict=True) if k])
+
+
+def _ids(values: Iterable[Any], count: int | None = None) -> Coded:
+    """Kineto ids are ints, sometimes strings ("0x0", "Spans"): ints where possible, else the text."""
+    values = values if isinstance(values, list) else list(values)
     try:
-        return np.fromiter(values, np.int64, len(values))
+        codes, distinct = first_appearance_codes(values)
+    except TypeError:  # an unhashable id (a list, in a loose trace): each one as its text
+        codes, distinct = first_appearance_codes([_plain_id(v) for v in values])
+    if all(type(v) is int and _INT64_MIN <= v <= _INT64_MAX for v in distinct):
+        return Coded(codes.astype(np.int32), distinct)
+    converted = [_plain_id(v) for v in distinct]
+    remap, unique = first_appearance_codes(converted)  # "16" and 16 are one id
+    return Coded(remap.astype(np.int32)[codes], unique)
+
+
+def _plain_id(value: Any) -> Any:
+    return value if type(value) is int and _INT64_MIN <= value <= _INT64_MAX else _id(value)
+
+
+def _int_column(args: list[Any], getter: attrgetter) -> np.ndarray:
+    n = len(args)
+    try:
+        return np.fromiter(map(getter, args), np.int64, n)
     except (TypeError, ValueError, OverflowError):  # None, a string id, or beyond int64
         pass
+    values = list(map(getter, args))
     try:  # nulls only: as floats (None → NaN) in C, exact while every id is below 2**53
         floats = np.array(values, dtype=np.float64)
         finite = np.isfinite(floats)
@@ -161,24 +246,7 @@ def _int_column(values: list[Any]) -> np.ndarray:
             return np.where(finite, floats, -1).astype(np.int64)
     except (TypeError, ValueError, OverflowError):
         pass
-    return np.fromiter(map(_int, values), np.int64, len(values))
-
-
-def _id_column(values: list[Any]) -> np.ndarray:
-    try:
-        return np.fromiter(values, np.int64, len(values))
-    except (TypeError, ValueError, OverflowError):
-        return _object_ids(values)
-
-
-def _object_ids(values: list[Any]) -> np.ndarray:
-    """Kineto ids are ints, sometimes strings ("0x0", "Spans"): ints where possible, else the text."""
-    converted = [v if type(v) is int and _INT64_MIN <= v <= _INT64_MAX else _id(v) for v in values]
-    if all(isinstance(v, int) for v in converted):
-        return np.array(converted, dtype=np.int64)
-    out = np.empty(len(converted), dtype=object)
-    out[:] = converted
-    return out
+    return np.fromiter(map(_int, values), np.int64, n)
 
 
 def _id(value: Any) -> Any:
@@ -233,8 +301,7 @@ def _thread_names(events: list[Any], phases: list[str]) -> list[tuple[Any, Any, 
 
 _PH, _ARGS, _TS, _DUR = attrgetter("ph"), attrgetter("args"), attrgetter("ts"), attrgetter("dur")
 _NAME, _CAT, _PID, _TID = attrgetter("name"), attrgetter("cat"), attrgetter("pid"), attrgetter("tid")
-_STREAM, _SYNC_KIND, _CALL_STACK = attrgetter("stream"), attrgetter("cuda_sync_kind"), attrgetter("call_stack")
-_INPUT_TYPE, _CONCRETE = attrgetter("input_type"), attrgetter("concrete_inputs")
+_CALL_STACK, _SYNC_KIND = attrgetter("call_stack"), attrgetter("cuda_sync_kind")
 
 
 def code_values(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
@@ -243,6 +310,7 @@ def code_values(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
     return coded.codes, coded.values
 
 
-def id_column(values: list[Any]) -> np.ndarray:
-    """Kineto ids as int64 (or, where some are text, an object array)."""
-    return _id_column(values)
+def id_column(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Kineto ids coded as ``build`` takes them: ints, or the text where an id is not a number."""
+    coded = _ids(values)
+    return coded.codes, coded.values

@@ -9,6 +9,7 @@ the events before the cut and says so in ``partial``.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +18,15 @@ from typing import Any
 import msgspec
 
 from synchunt.errors import TraceError
-from synchunt.executor import Executor
+from synchunt.executor import Executor, Finished, Pending
 from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace import schema
 from synchunt.trace.chunks import SLICE_BYTES, Ending, EventSplitter
 from synchunt.trace.columns import ColumnChunk, merge, reduce_fast, reduce_loose
+from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import DEFAULT_MAX_BYTES, ByteStream, PartialRead, check_file, read_bytes
 
+READ_BYTES = 1 << 20
 _ONE_SHOT_ROWS = 200_000  # events reduced to columns at a time after a one-shot decode
 
 
@@ -37,16 +40,17 @@ class DecodedTrace:
     events: int  # events of every kind decoded
     partial: PartialRead | None = None
     layout: str = "lines"  # how it was decoded: "lines" (sliced), "whole" (one slice) or "one-shot"
+    fields: FieldSet = ALL_FIELDS  # the field set decoded
 
 
 class SliceError(Exception):
     """A slice that is not a JSON array of events."""
 
 
-def decode_slice(payload: bytes) -> ColumnChunk:
+def decode_slice(payload: bytes | memoryview, fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
     """One slice (a JSON array of events) → its columns. Module-level so worker processes can run it."""
     try:
-        return reduce_fast(schema.FAST_EVENTS_DECODER.decode(payload))
+        return reduce_fast(schema.FAST_EVENTS_DECODERS[fields.name].decode(payload), fields)
     except msgspec.ValidationError:
         pass
     except msgspec.DecodeError as error:
@@ -54,55 +58,59 @@ def decode_slice(payload: bytes) -> ColumnChunk:
     except RecursionError:
         raise SliceError("nested too deeply") from None
     try:
-        return reduce_loose(schema.LOOSE_EVENTS_DECODER.decode(payload))
+        return reduce_loose(schema.LOOSE_EVENTS_DECODER.decode(payload), fields)
     except (msgspec.DecodeError, RecursionError) as error:
         raise SliceError(str(error) or "nested too deeply") from None
 
 
 def decode(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, pool: Executor | None = None,
-           progress: Progress = NULL_PROGRESS, slice_bytes: int = SLICE_BYTES) -> DecodedTrace:
+           progress: Progress = NULL_PROGRESS, slice_bytes: int = SLICE_BYTES,
+           fields: FieldSet = ALL_FIELDS) -> DecodedTrace:
     """Decode a Kineto trace file (plain or gzip JSON, an object or a bare event array) into columns.
 
-    ``pool`` decodes slices in parallel; ``max_bytes`` caps the uncompressed size. TraceError when unreadable.
+    ``pool`` decodes slices in parallel; ``max_bytes`` caps the uncompressed size; ``fields`` is the field set
+    (all columns, or what analysis reads: `synchunt.trace.schema.FieldSet`). TraceError when unreadable.
     """
     path = Path(path)
     size = check_file(path).st_size
     try:
         with progress.task(f"read {path.name}", total=size) as task:
-            return _streamed(path, max_bytes, pool or Executor(), task, slice_bytes)
+            return _streamed(path, max_bytes, pool or Executor(), task, slice_bytes, fields)
     except SliceError:
-        return _one_shot(path, read_bytes(path, max_bytes))
+        return _one_shot(path, read_bytes(path, max_bytes), fields)
     except RecursionError:
         raise TraceError(f"{path}: not a Kineto trace (nested too deeply)") from None
 
 
-def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes: int) -> DecodedTrace:
-    stream = ByteStream(path, max_bytes=max_bytes)
+def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes: int,
+              fields: FieldSet) -> DecodedTrace:
+    # Blocks much smaller than a slice: after each cut only the tail of one block is left to move up.
+    stream = ByteStream(path, max_bytes=max_bytes, reuse=True, block_bytes=READ_BYTES)
     splitter = EventSplitter(slice_bytes)
     endings: list[Ending] = []
 
-    def slices() -> Iterator[bytes]:
+    def slices() -> Iterator[bytes | memoryview]:
         reported = 0
         for block in stream:
             task.advance(stream.compressed_read - reported)
             reported = stream.compressed_read
-            yield from splitter.feed(block)
+            yield from splitter.views(block)
         ending = splitter.finish()
         endings.append(ending)
         yield from ending.slices
 
-    chunks = list(pool.imap(decode_slice, slices()))
+    chunks = _decode_slices(slices(), pool, fields)
     ending = endings[0]
     if not splitter.found:
-        return _one_shot(path, splitter.remainder())
+        return _one_shot(path, splitter.remainder(), fields)
     layout = splitter.layout
     if ending.tail is not None:
         metadata = _metadata(path, splitter.head or b"", ending.tail)
-        return _assemble(chunks, metadata, None, layout)
+        return _assemble(chunks, metadata, None, layout, fields)
     # Cut before the array closed: keep what decodes; the last event may be whole.
     for candidate in ending.cut_candidates:
         try:
-            chunks.append(decode_slice(candidate))
+            chunks.append(decode_slice(candidate, fields))
             break
         except SliceError:
             continue
@@ -113,7 +121,26 @@ def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes
     partial = PartialRead(bytes_read=stream.bytes_read, events_read=events, reason=reason)
     head = splitter.head or b""
     metadata = _metadata(path, head, b"}", strict=False) if head else {}
-    return _assemble(chunks, metadata, partial, layout)
+    return _assemble(chunks, metadata, partial, layout, fields)
+
+
+def _decode_slices(slices: Iterator[bytes | memoryview], pool: Executor, fields: FieldSet) -> list[ColumnChunk]:
+    """Every slice's columns, in order. With workers, a slice goes to a worker when one is free, else this
+    process decodes it (where it lies, while the workers run): no core waits on another, and a slow worker
+    only means more slices decoded here."""
+    if not pool.parallel:
+        return [decode_slice(payload, fields) for payload in slices]
+    pending: deque[Pending] = deque()
+    chunks: list[ColumnChunk] = []
+    for payload in slices:
+        if sum(not p.done() for p in pending) < pool.workers:
+            pending.append(pool.submit(decode_slice, bytes(payload), fields))  # a worker needs its own copy
+        else:
+            pending.append(Finished(decode_slice(payload, fields)))
+        while pending and pending[0].done():
+            chunks.append(pending.popleft().result())
+    chunks.extend(p.result() for p in pending)
+    return chunks
 
 
 def _metadata(path: Path, head: bytes, tail: bytes, strict: bool = True) -> dict[str, Any]:
@@ -129,10 +156,10 @@ def _metadata(path: Path, head: bytes, tail: bytes, strict: bool = True) -> dict
         return {}
 
 
-def _one_shot(path: Path, data: bytes) -> DecodedTrace:
+def _one_shot(path: Path, data: bytes, fields: FieldSet = ALL_FIELDS) -> DecodedTrace:
     """The whole file at once: for layouts the splitter does not know (and for the precise error message)."""
     bare = data.lstrip()[:1] == b"["
-    fast = schema.FAST_EVENTS_DECODER if bare else schema.FAST_FILE_DECODER
+    fast = schema.FAST_EVENTS_DECODERS[fields.name] if bare else schema.FAST_FILE_DECODERS[fields.name]
     loose = schema.LOOSE_EVENTS_DECODER if bare else schema.LOOSE_FILE_DECODER
     try:
         try:
@@ -148,12 +175,13 @@ def _one_shot(path: Path, data: bytes) -> DecodedTrace:
     if events is None:
         raise TraceError(f"{path}: not a Kineto trace (no traceEvents)")
     metadata = {} if bare else schema.metadata_of(parsed)
-    chunks = [reduce(events[start:start + _ONE_SHOT_ROWS]) for start in range(0, len(events), _ONE_SHOT_ROWS)]
-    return _assemble(chunks, metadata, None, "one-shot")
+    chunks = [reduce(events[start:start + _ONE_SHOT_ROWS], fields) for start in range(0, len(events), _ONE_SHOT_ROWS)]
+    return _assemble(chunks, metadata, None, "one-shot", fields)
 
 
 def _assemble(chunks: list[ColumnChunk], metadata: dict[str, Any], partial: PartialRead | None,
-              layout: str) -> DecodedTrace:
+              layout: str, fields: FieldSet) -> DecodedTrace:
     threads = [row for chunk in chunks for row in chunk.threads]
-    return DecodedTrace(columns=merge(chunks), threads=threads, metadata=metadata,
-                        events=sum(c.events for c in chunks), partial=partial, layout=layout)
+    events = sum(c.events for c in chunks)
+    return DecodedTrace(columns=merge(chunks, fields), threads=threads, metadata=metadata, events=events,
+                        partial=partial, layout=layout, fields=fields)

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from synchunt.errors import TraceError
-from synchunt.executor import Executor, ExecutorSpec, make_executor
+from synchunt.executor import Executor, ExecutorSpec, LocalExecutor, make_executor
 from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace.decode import decode
 from synchunt.trace.model import Trace, build
+from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import DEFAULT_MAX_BYTES, check_file
 
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -29,6 +30,8 @@ class LoadOptions:
     cache_dir: Path | None = None  # None: the user's cache folder (see synchunt.trace.cache.default_cache_dir)
     max_bytes: int = DEFAULT_MAX_BYTES
     progress: Progress = field(default=NULL_PROGRESS, compare=False, repr=False)
+    # every column of the trace model, or only what detection and attribution read (faster; see FieldSet)
+    fields: FieldSet = ALL_FIELDS
 
 
 DEFAULT_OPTIONS = LoadOptions(cache=False)
@@ -47,9 +50,16 @@ def load_trace(path: str | Path, options: LoadOptions = DEFAULT_OPTIONS) -> Trac
         path = files[0]
     check_file(path)
     if options.executor.parallel and path.stat().st_size >= PARALLEL_DECODE_BYTES:
-        with make_executor(options.executor) as pool:
+        with _slice_pool(options.executor) as pool:
             return _load_one(path, options, pool)
     return _load_one(path, options, None)
+
+
+def _slice_pool(spec: ExecutorSpec) -> Executor:
+    """Workers for the slices of one trace: this process decodes slices too, so ``workers`` processes in all."""
+    if spec.kind == "local":
+        return LocalExecutor(spec.workers - 1)
+    return make_executor(spec)
 
 
 def load_traces(paths: Sequence[str | Path], options: LoadOptions = DEFAULT_OPTIONS) -> list[Trace]:
@@ -78,7 +88,9 @@ def map_traces(paths: Sequence[str | Path], reduce: Callable[[Trace], R],
         if options.executor.parallel:
             with make_executor(options.executor) as pool:
                 results = []
-                for result in pool.imap(job, files, window=pool.workers):
+                # every trace submitted at once: a worker that finishes early takes the next trace instead of
+                # waiting for an earlier one to come back (inputs are paths, results small analyses)
+                for result in pool.imap(job, files, window=len(files)):
                     results.append(result)
                     task.advance()
         else:
@@ -131,13 +143,18 @@ def _load_one(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
         from synchunt.trace.cache import TraceCache
 
         cache = TraceCache(options.cache_dir)
-        cached = cache.get(path)
+        cached = cache.get(path, options.fields)
         if cached is not None:
             return cached
-        trace = build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress))
-        cache.put(trace)
+        trace = _decoded(path, options, pool)
+        cache.put(trace, options.fields)
         return trace
-    return build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress))
+    return _decoded(path, options, pool)
+
+
+def _decoded(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
+    return build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress,
+                              fields=options.fields))
 
 
 def _in_rank_order(groups: list[list[Path]], results: list[tuple[int | None, Any]]) -> list[Any]:

@@ -1,4 +1,4 @@
-"""The trace model: one Kineto file as immutable pandas DataFrames."""
+"""The trace model: one Kineto file as immutable numpy columns, with pandas DataFrames on demand."""
 
 from __future__ import annotations
 
@@ -6,15 +6,28 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from synchunt.trace import vocab
 from synchunt.trace.decode import DecodedTrace
 from synchunt.trace.source import PartialRead
+from synchunt.trace.table import (
+    CODED,
+    IDS,
+    CodedColumn,
+    EventTable,
+    compact,
+    first_appearance_codes,
+    vocabulary_array,
+)
 from synchunt.trace.tree import containment
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ThreadRow = tuple[Any, Any, str, str]  # pid, tid, Kineto's thread name, name
 
 _FRAME_RE = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
 
@@ -28,36 +41,71 @@ class Trace:
     JSON bytes), call_stack — plus ``parent`` (row index of the enclosing host event on the same pid/tid, -1 for
     roots) and ``depth``. ``threads``: pid, tid, kineto_name, name (the Python thread name when synchunt's
     capture recorded it). ``metadata``: the file's top-level keys other than ``traceEvents``.
+
+    Both tables are pandas DataFrames built on first use from ``table`` (numpy columns, see
+    `synchunt.trace.table`), which is what detection and attribution read: analysing a trace never needs pandas.
     """
 
     path: Path
-    events: pd.DataFrame
-    threads: pd.DataFrame
+    table: EventTable = field(repr=False)
+    thread_rows: tuple[ThreadRow, ...] = field(repr=False)
     metadata: dict[str, Any] = field(repr=False)
     partial: PartialRead | None = None  # set when the file was cut mid-write: the events before the cut
+
+    @cached_property
+    def events(self) -> pd.DataFrame:
+        return self.table.to_frame()
+
+    @cached_property
+    def threads(self) -> pd.DataFrame:
+        import pandas as pd
+
+        table = pd.DataFrame([list(row) for row in self.thread_rows], columns=["pid", "tid", "kineto_name", "name"])
+        for key in ("pid", "tid"):
+            if len(table) and all(isinstance(v, int) for v in table[key]):
+                table[key] = table[key].astype(np.int64)
+        return table
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def column(self, key: str) -> np.ndarray:
+        """A numeric or id column as a numpy array (ts, dur, end, correlation, stream, parent, pid, …)."""
+        return self.table.array(key)
 
     @property
     def name_codes(self) -> np.ndarray:
         """Each event's name as a code into `names` (compare codes instead of strings)."""
-        return self.events["name"].cat.codes.to_numpy()
+        return self.table.coded("name").codes
 
     @property
-    def names(self) -> pd.Index:
-        return self.events["name"].cat.categories
+    def names(self) -> np.ndarray:
+        """The distinct event names (an object array)."""
+        return self.table.coded("name").vocabulary
 
     @property
     def category_codes(self) -> np.ndarray:
-        return self.events["cat"].cat.codes.to_numpy()
+        return self.table.coded("cat").codes
 
     @property
-    def categories(self) -> pd.Index:
-        return self.events["cat"].cat.categories
+    def categories(self) -> np.ndarray:
+        return self.table.coded("cat").vocabulary
 
     def codes_of(self, column: str, values: Any) -> np.ndarray:
-        """The codes of ``values`` in a categorical column (``name``, ``cat``, …); unknown values are left out."""
-        categories = self.events[column].cat.categories
-        found = categories.get_indexer(list(values))
-        return found[found >= 0]
+        """The codes of ``values`` in a coded column (``name``, ``cat``, …); unknown values are left out."""
+        return self.table.codes_of(column, values)
+
+    def in_categories(self, categories: Any) -> np.ndarray:
+        """Whether each event's category is one of ``categories`` (a boolean mask over the rows)."""
+        return self.table.is_in("cat", categories)
+
+    def strings(self, column: str) -> np.ndarray:
+        """A coded column's value per row as ``str`` ("nan" where missing, as ``astype(str)`` gives)."""
+        return self.table.coded(column).strings()
+
+    def values(self, column: str) -> np.ndarray:
+        """A coded column's value per row as stored (str or bytes; NaN where missing, as pandas gives)."""
+        return self.table.coded(column).values()
 
     @property
     def rank(self) -> int | None:
@@ -73,12 +121,15 @@ class Trace:
     @cached_property
     def device_activity(self) -> bool:
         """Whether any device-side or runtime event was traced (syncs can then be confirmed)."""
-        return bool(self.events["cat"].isin(vocab.DEVICE_CATEGORIES).any())
+        return bool(self.in_categories(vocab.DEVICE_CATEGORIES).any())
 
     @cached_property
     def python_frames(self) -> pd.DataFrame:
         """``python_function`` events with the name split into file, (definition) line and function."""
-        frames = self.events[self.events["cat"] == vocab.PYTHON_FUNCTION]
+        import pandas as pd
+
+        events = self.events
+        frames = events[events["cat"] == vocab.PYTHON_FUNCTION]
         parts = frames["name"].astype(str).str.extract(_FRAME_RE)
         out = frames[["pid", "tid", "ts", "dur", "parent", "python_id", "python_parent_id"]].copy()
         out["file"] = parts["file"].fillna(frames["name"].astype(str))
@@ -86,11 +137,48 @@ class Trace:
         out["function"] = parts["function"].fillna("")
         return out
 
+    @cached_property
+    def _thread_names(self) -> dict[tuple[Any, Any], str]:
+        names: dict[tuple[Any, Any], str] = {}
+        for pid, tid, _, name in self.thread_rows:
+            names.setdefault((pid, tid), name)
+        return names
+
+    @cached_property
+    def thread_lanes(self) -> tuple[np.ndarray, list[tuple[Any, Any]]]:
+        """Each event's (pid, tid) as a code into the distinct pairs (numbered in the order of the ids' codes),
+        and the pairs."""
+        pid_codes, pids = self.table.id_codes("pid")
+        tid_codes, tids = self.table.id_codes("tid")
+        width = max(len(tids), 1)
+        distinct, codes = compact(pid_codes * width + tid_codes)
+        pairs = [(pids[code // width], tids[code % width]) for code in distinct.tolist()]
+        return codes.reshape(-1).astype(np.int64), pairs
+
     def thread_name(self, pid: Any, tid: Any) -> str:
-        match = self.threads[(self.threads["pid"] == pid) & (self.threads["tid"] == tid)]
-        if len(match):
-            return str(match["name"].iloc[0])
+        try:
+            found = self._thread_names.get((pid, tid))
+        except TypeError:  # an unhashable id
+            found = None
+        if found is not None:
+            return str(found)
         return str(python_thread_names(self.metadata).get(str(tid), tid))
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Only the fields travel (to worker processes and back): the DataFrames are rebuilt where needed.
+        return {key: self.__dict__[key] for key in _FIELDS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
+_FIELDS = ("path", "table", "thread_rows", "metadata", "partial")
+
+
+def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
+    """The distinct (pid, tid) pairs of the host events, as Python values."""
+    codes, pairs = trace.thread_lanes
+    return [pairs[code] for code in compact(codes[trace.in_categories(vocab.HOST_CATEGORIES)])[0].tolist()]
 
 
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -148,20 +236,17 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
     end = ts + dur
     cat_codes, cat_values = columns["cat"]
     host_codes = [i for i, c in enumerate(cat_values) if c in vocab.HOST_CATEGORIES]
-    parent, depth = host_tree(columns["pid"], columns["tid"], ts, dur, np.isin(cat_codes, host_codes))
-    frame = pd.DataFrame({
-        "name": _categorical(columns["name"]), "cat": _categorical(columns["cat"]),
-        "pid": columns["pid"], "tid": columns["tid"], "ts": ts, "dur": dur, "end": end,
-        **{key: columns[key] for key in _ID_COLUMNS},
-        **{key: _categorical(columns[key]) for key in _RAW_COLUMNS},
-        "parent": parent, "depth": depth,
-    }, copy=False)
-    return Trace(path=path, events=frame, threads=_threads(decoded.threads, decoded.metadata),
-                 metadata=decoded.metadata, partial=decoded.partial)
+    ids = {key: _coded(columns[key]) if isinstance(columns[key], tuple) else columns[key] for key in IDS}
+    parent, depth = host_tree(*(_id_codes(ids[key]) for key in IDS), ts, dur, np.isin(cat_codes, host_codes))
+    arrays = {**ids, "ts": ts, "dur": dur, "end": end, **{key: columns[key] for key in _ID_COLUMNS if key in columns},
+              "parent": parent, "depth": depth}
+    coded = {key: _coded(columns[key]) for key in CODED if key in columns}
+    return Trace(path=path, table=EventTable(arrays, coded, len(ts)),
+                 thread_rows=thread_rows(decoded.threads, decoded.metadata), metadata=decoded.metadata,
+                 partial=decoded.partial)
 
 
 _ID_COLUMNS = ("correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes")
-_RAW_COLUMNS = ("sync_kind", "input_types", "concrete_inputs", "call_stack")
 
 
 def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
@@ -172,8 +257,8 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
     rows = np.flatnonzero(host)
     if not len(rows):
         return parent, depth
-    pid_codes, _ = pd.factorize(pid[rows])
-    tid_codes, _ = pd.factorize(tid[rows])
+    pid_codes = factorize(pid[rows])  # the ids may be given as codes already
+    tid_codes = factorize(tid[rows])
     lane = pid_codes.astype(np.int64) * (int(tid_codes.max()) + 1) + tid_codes
     host_ts = ts[rows]
     integer_times = bool(np.all(np.mod(ts[:1000], 1.0) == 0))
@@ -183,10 +268,19 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
     return parent, depth
 
 
-def _categorical(coded: tuple[np.ndarray, list[Any]]) -> pd.Categorical:
-    codes, values = coded
-    categories = pd.Index(values, dtype=object) if values else pd.Index([], dtype=object)
-    return pd.Categorical.from_codes(codes, categories=categories, validate=False)
+def factorize(values: np.ndarray) -> np.ndarray:
+    """A code per distinct value (int64): sorted for numbers; by first appearance for ids of mixed types."""
+    if values.dtype != object:
+        return compact(values)[1]
+    return first_appearance_codes(values.tolist())[0]
+
+
+def _coded(column: tuple[np.ndarray, list[Any]]) -> CodedColumn:
+    return CodedColumn(np.asarray(column[0], dtype=np.int32), vocabulary_array(column[1]))
+
+
+def _id_codes(ids: Any) -> np.ndarray:
+    return ids.codes if isinstance(ids, CodedColumn) else ids
 
 
 def _select(values: Any, keep: np.ndarray) -> Any:
@@ -195,13 +289,8 @@ def _select(values: Any, keep: np.ndarray) -> Any:
     return values[keep]
 
 
-def _threads(rows: list[tuple[Any, Any, str]], metadata: dict[str, Any]) -> pd.DataFrame:
+def thread_rows(rows: list[tuple[Any, Any, str]], metadata: dict[str, Any]) -> tuple[ThreadRow, ...]:
+    """(pid, tid, Kineto's name, name) per thread: the last name Kineto gave it, or the Python thread name."""
     names = {(pid, tid): name for pid, tid, name in rows}  # the last name given to a thread wins
     python_names = python_thread_names(metadata)
-    records = [{"pid": pid, "tid": tid, "kineto_name": name, "name": python_names.get(str(tid), name)}
-               for (pid, tid), name in names.items()]
-    table = pd.DataFrame(records, columns=["pid", "tid", "kineto_name", "name"])
-    for key in ("pid", "tid"):
-        if len(table) and all(isinstance(v, int) for v in table[key]):
-            table[key] = table[key].astype(np.int64)
-    return table
+    return tuple((pid, tid, name, python_names.get(str(tid), name)) for (pid, tid), name in names.items())

@@ -65,9 +65,20 @@ MAX_BLANK_RUN = 1 << 20  # whitespace kept in one run; no trace torch writes has
 _JSON_WHITESPACE = b" \t\n\r"
 
 
-def _is_blank(block: bytes) -> bool:
-    """Whether ``block`` is JSON whitespace only (``isspace`` first: fast, and false for almost every block)."""
-    return block.isspace() and not block.translate(None, _JSON_WHITESPACE)
+def _is_blank(block: bytes | memoryview) -> bool:
+    """Whether ``block`` is JSON whitespace only (its ends first: false for almost every block, at no cost)."""
+    if not len(block) or block[0] not in _JSON_WHITESPACE or block[-1] not in _JSON_WHITESPACE:
+        return False
+    data = bytes(block)
+    return data.isspace() and not data.translate(None, _JSON_WHITESPACE)
+
+
+def _trailing_blanks(block: bytes | memoryview) -> int:
+    """How many bytes of JSON whitespace end ``block`` (counted up to ``MAX_BLANK_RUN``: all the run needs)."""
+    if not len(block) or block[-1] not in _JSON_WHITESPACE:
+        return 0
+    tail = bytes(block[-MAX_BLANK_RUN:])
+    return len(tail) - len(tail.rstrip(_JSON_WHITESPACE))
 
 
 class ByteStream:
@@ -79,10 +90,12 @@ class ByteStream:
     holding a megabyte of spaces loses some of them: no name is like that).
     """
 
-    def __init__(self, path: Path, *, block_bytes: int = BLOCK_BYTES, max_bytes: int = DEFAULT_MAX_BYTES):
+    def __init__(self, path: Path, *, block_bytes: int = BLOCK_BYTES, max_bytes: int = DEFAULT_MAX_BYTES,
+                 reuse: bool = False):
         self.path = path
         self.block_bytes = block_bytes
         self.max_bytes = max_bytes
+        self.reuse = reuse  # plain files: each block is a view of one buffer, valid until the next block
         self.bytes_read = 0
         self.compressed_read = 0
         self.truncated = False
@@ -95,7 +108,7 @@ class ByteStream:
     def close(self) -> None:
         self._handle.close()
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[bytes | memoryview]:
         try:
             first = self._read(self.block_bytes)
             blocks = self._gunzip(first) if first[:2] == _GZIP_MAGIC else self._plain(first)
@@ -109,7 +122,7 @@ class ByteStream:
                 blank = _is_blank(block)
                 if blank and blank_run >= MAX_BLANK_RUN:
                     continue  # padding (a whitespace bomb): JSON needs none of it, so none of it is kept
-                blank_run = blank_run + len(block) if blank else len(block) - len(block.rstrip(_JSON_WHITESPACE))
+                blank_run = blank_run + len(block) if blank else _trailing_blanks(block)
                 yield block
         finally:
             self.close()
@@ -122,11 +135,27 @@ class ByteStream:
         self.compressed_read += len(data)
         return data
 
-    def _plain(self, first: bytes) -> Iterator[bytes]:
-        block = first
-        while block:
-            yield block
+    def _plain(self, first: bytes) -> Iterator[bytes | memoryview]:
+        yield first
+        if not first:
+            return
+        if not self.reuse:
             block = self._read(self.block_bytes)
+            while block:
+                yield block
+                block = self._read(self.block_bytes)
+            return
+        buffer = bytearray(self.block_bytes)  # read into one buffer: no fresh pages per block
+        with memoryview(buffer) as view:
+            while True:
+                try:
+                    count = self._handle.readinto(view)
+                except OSError as error:
+                    raise TraceError(f"cannot read trace {self.path}: {error.strerror or error}") from None
+                if not count:
+                    return
+                self.compressed_read += count
+                yield view[:count]
 
     def _gunzip(self, first: bytes) -> Iterator[bytes]:
         inflater = zlib.decompressobj(wbits=31)

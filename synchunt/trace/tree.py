@@ -16,6 +16,7 @@ one (overlapping, not nested, events), that lane is handed to the sweep. Device 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
@@ -28,7 +29,7 @@ def containment(group: np.ndarray, ts: np.ndarray, dur: np.ndarray, eps: float) 
     depth = np.zeros(n, dtype=np.int64)
     if n == 0:
         return parent, depth
-    order = np.lexsort((-dur, ts, group))
+    order = sweep_order(group, ts, dur)
     sorted_group = group[order]
     cuts = np.flatnonzero(sorted_group[1:] != sorted_group[:-1]) + 1
     bounds = np.concatenate(([0], cuts, [n]))
@@ -43,6 +44,25 @@ def containment(group: np.ndarray, ts: np.ndarray, dur: np.ndarray, eps: float) 
         parent[members] = np.where(lane_parent >= 0, members[np.maximum(lane_parent, 0)], -1)
         depth[members] = lane_depth
     return parent, depth
+
+
+def sweep_order(group: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-dur, ts, group))``, faster on traces: one stable sort by start (traces are written nearly
+    in order, which a stable sort handles in about one pass), longer first only within runs of equal starts, then
+    a stable sort by group."""
+    order = np.argsort(ts, kind="stable")
+    start = ts[order]
+    tied = np.flatnonzero(start[1:] == start[:-1])
+    if len(tied):
+        in_run = np.zeros(len(order), dtype=bool)
+        in_run[tied] = in_run[tied + 1] = True
+        members = np.flatnonzero(in_run)  # every position in a run of equal starts
+        run = np.cumsum(np.concatenate(([True], start[1:] != start[:-1])))[members]
+        within = order[members]
+        order[members] = within[np.lexsort((-dur[within], run))]  # stable: equal durations keep file order
+    if len(group) and group.min() != group.max():
+        order = order[np.argsort(group[order], kind="stable")]
+    return order
 
 
 def containment_reference(group: np.ndarray, ts: np.ndarray, dur: np.ndarray,
@@ -170,3 +190,18 @@ def ancestors(parent: np.ndarray, index: int) -> list[int]:
         chain.append(current)
         current = int(parent[current])
     return chain
+
+
+def ancestor_lists(parent: np.ndarray, rows: Sequence[int] | np.ndarray) -> list[list[int]]:
+    """`ancestors` of many events at once: one numpy step per tree level for all of them."""
+    rows = np.asarray(rows, dtype=np.int64)
+    levels = []
+    current = parent[rows] if len(rows) else rows
+    while len(levels) < len(parent) and bool((current >= 0).any()):
+        levels.append(current)
+        current = np.where(current >= 0, parent[np.maximum(current, 0)], -1)
+    if not levels:
+        return [[] for _ in range(len(rows))]
+    table = np.stack(levels, axis=1)
+    depths = (table >= 0).sum(axis=1).tolist()  # a chain ends at its first -1 and stays there
+    return [chain[:depth] for chain, depth in zip(table.tolist(), depths, strict=True)]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 import synchunt
 from synchunt.trace import LoadOptions, load_trace
 from synchunt.trace import cache as cache_module
@@ -13,15 +11,13 @@ from synchunt.trace.cache import TraceCache, default_cache_dir
 from tests.trace.conftest import kineto_layout, many_events, op
 from tests.trace.test_trace_chunks import assert_same_events
 
-pytest.importorskip("pyarrow")
-
 
 def _options(folder):
     return LoadOptions(cache=True, cache_dir=folder)
 
 
 def _entries(folder):
-    return sorted(folder.glob("*.parquet"))
+    return sorted(folder.glob("*.columns"))
 
 
 def test_hit_returns_the_same_trace(tmp_path, torch_trace):
@@ -82,7 +78,7 @@ def test_broken_entry_is_a_miss_and_unwritable_folder_is_ignored(tmp_path):
     path.write_bytes(kineto_layout(many_events(5)))
     store = TraceCache(tmp_path / "c")
     load_trace(path, _options(tmp_path / "c"))
-    store.entry(path).write_bytes(b"not parquet")
+    store.entry(path).write_bytes(b"not an entry")
     assert store.get(path) is None
     assert len(load_trace(path, _options(tmp_path / "c")).events) == 15
     blocker = tmp_path / "file"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -29,7 +30,7 @@ def test_workers_and_cache_give_the_same_analysis(tmp_path):
     cached = _run(folder, "--workers", "2", "--cache-dir", cache, "--thread", "thread 1")
     assert [t["rank"] for t in plain["traces"]] == [0, 1, 2]
     assert pooled == plain and plain["summary"]["syncs"] == 3 * 5
-    assert len(list(cache.glob("*.parquet"))) == 3
+    assert len(list(cache.glob("*.columns"))) == 3
     assert cached["filters"]["thread"] == "thread 1" and cached["summary"]["syncs"] < plain["summary"]["syncs"]
 
 
@@ -55,6 +56,31 @@ def test_unreachable_scheduler_is_one_error_line(tmp_path, monkeypatch, capsys):
         main()
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "cannot reach the dask scheduler" in err and "Traceback" not in err
+
+
+def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path):
+    """The analysis path reads numpy columns: pandas, pyarrow, rich and the other commands' code stay unloaded,
+    on a first run and on a cache hit."""
+    trace = tmp_path / "t.json"
+    trace.write_bytes(kineto_layout(many_events(40)))
+    code = ("import sys; from synchunt.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+            "loaded = [m for m in ('pandas', 'pyarrow', 'rich', 'synchunt.cli.gate', 'synchunt.cli.audit', "
+            "'synchunt.gate', 'synchunt.report') if m in sys.modules]\n"
+            "print(loaded, file=sys.stderr)")
+    for _ in range(2):  # the second run is a cache hit
+        done = subprocess.run([sys.executable, "-c", code, "analyze", str(trace), "--cache-dir", str(tmp_path / "c"),
+                               "--format", "json", "--output", str(tmp_path / "out.json"), "--force"],
+                              capture_output=True, text=True, check=True)
+        assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert len(list((tmp_path / "c").glob("*.columns"))) == 1
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["syncs"] == 6
+
+
+def test_app_has_every_command():
+    names = {command.name for command in app.registered_commands}
+    assert {"analyze", "annotate", "audit", "rules", "workloads", "gate", "lint", "profile", "report",
+            "compare"} <= names
 
 
 @pytest.mark.parametrize("command", [["analyze"], ["gate"], ["report", "-o", "r.html"], ["compare", "t.json.gz"]])

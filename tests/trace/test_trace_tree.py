@@ -76,3 +76,26 @@ def test_ties_rounding_and_empty():
     assert parent.tolist() == [-1, 0, 1, 2, 1] and depth.tolist() == [0, 1, 2, 3, 2]
     empty = containment(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), 1.0)
     assert len(empty[0]) == 0 and len(empty[1]) == 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sweep_order_is_the_lexicographic_order(seed):
+    rng = np.random.default_rng(seed)
+    count = 3000
+    ts = rng.integers(0, 200, count).astype(float)  # many equal starts
+    dur = rng.integers(0, 5, count).astype(float)  # and equal durations among them
+    group = rng.integers(0, 1 + seed % 3, count)
+    if seed % 2:
+        order = np.argsort(ts, kind="stable")  # nearly sorted input, as traces are written
+        ts, dur, group = ts[order], dur[order], group[order]
+    assert np.array_equal(tree.sweep_order(group, ts, dur), np.lexsort((-dur, ts, group)))
+
+
+def test_ancestor_lists_equal_one_walk_per_event():
+    rng = np.random.default_rng(3)
+    ts, dur = random_nesting(rng, 2000, integer=False)
+    parent, _ = containment(np.zeros(len(ts), dtype=np.int64), ts, dur, eps=0.01)
+    rows = rng.integers(0, len(ts), 300)
+    assert tree.ancestor_lists(parent, rows) == [tree.ancestors(parent, int(r)) for r in rows]
+    assert tree.ancestor_lists(parent, []) == []
+    assert tree.ancestor_lists(np.full(4, -1), [0, 3]) == [[], []]

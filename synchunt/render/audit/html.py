@@ -20,12 +20,13 @@ from synchunt.render.audit.text import (
     variant_label,
     verdict_line,
 )
-from synchunt.render.html.page import asset, fill_shell, page_version
 from synchunt.render.registry import Renderer, RenderOptions
 
 
 def render_audit_html(result: AuditResult, options: RenderOptions | None = None) -> str:
     """The audit as an HTML document with no external resources."""
+    from synchunt.render.html.page import asset, fill_shell  # plotly and pandas load only for an HTML page
+
     return fill_shell("synchunt audit", audit_page_data(result), asset("audit.js"))
 
 
@@ -34,6 +35,8 @@ RENDERER = Renderer("html", ".html", "the matrix as a self-contained HTML page",
 
 def audit_page_data(result: AuditResult) -> dict[str, Any]:
     """What the page script draws: the rows as the text renderer words them, plus the audit's JSON form."""
+    from synchunt.render.html.page import page_version
+
     rows = [{"path": cell.path, "variant": variant_label(cell), "role": cell.role,
              "trace": cell.trace.syncs if cell.trace else None, "guard": cell.guard.syncs if cell.guard else None,
              "agreement": cell.agreement.value, "agree": AGREEMENT_MARKS[cell.agreement],

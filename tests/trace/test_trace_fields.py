@@ -1,0 +1,97 @@
+"""The analysis field set: what detection and attribution read, where they read it; the same analysis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import synchunt
+from synchunt.detect import analysis_fields
+from synchunt.trace import LoadOptions, load_trace
+from synchunt.trace.schema import FieldSet
+from synchunt.trace.table import CodedColumn, EventTable, compact, first_appearance_codes
+from tests.trace.conftest import kineto_layout, many_events, op
+
+
+def _gpu_like_events() -> list[dict]:
+    """Host ops launching kernels and a copy, a cuda_sync record, and a histc with its arguments."""
+    events = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}]
+    for i in range(60):
+        base = i * 100.0
+        top = "0" if i % 6 == 0 else "5"  # histc syncs only when its range is empty (min == max)
+        events.append(op("aten::nonzero" if i % 3 else "aten::histc", base, 80,
+                         **{"Concrete Inputs": ["", "10", "0", top], "External id": i, "Input type": ["float"]}))
+        events.append(op("cudaMemcpyAsync", base + 5, 20, cat="cuda_runtime", correlation=1000 + i,
+                         **{"External id": i}))
+        events.append(op("cudaStreamSynchronize", base + 30, 40, cat="cuda_runtime", correlation=2000 + i))
+        events.append(op("Memcpy DtoH (Device -> Pageable)", base + 10, 5, cat="gpu_memcpy", pid=0, tid=7,
+                         correlation=1000 + i, stream=7, bytes=4))
+        events.append(op("cudaStreamSynchronize", base + 30, 40, cat="cuda_sync", pid=0, tid=7,
+                         correlation=2000 + i, stream=7, cuda_sync_kind="Stream Sync"))
+        events.append(op(f"model.py({i % 4}): step", base - 1, 95, cat="python_function",
+                         **{"Python id": i, "Python parent id": None}))
+    return events
+
+
+@pytest.mark.parametrize("writer", ["kineto", "one-line"])
+def test_analysis_fields_give_the_same_analysis(tmp_path, writer, torch_trace):
+    path = tmp_path / "t.json"
+    events = _gpu_like_events()
+    path.write_bytes(kineto_layout(events) if writer == "kineto" else __import__("json").dumps(
+        {"traceEvents": events}).encode())
+    for source in (path, torch_trace):
+        full = load_trace(source)
+        narrow = load_trace(source, LoadOptions(cache=False, fields=analysis_fields()))
+        for mode in ("auto", "latent"):
+            assert synchunt.analyze(narrow, mode=mode).to_json() == synchunt.analyze(full, mode=mode).to_json()
+        if source == path:  # confirmed and latent syncs, the latent histc ones decided by its arguments
+            assert synchunt.analyze(narrow).to_json()["summary"]["confirmed"] == 60
+            assert synchunt.analyze(narrow, mode="latent").to_json()["summary"]["latent"] == 40 + 10
+        left_out = {"external_id", "python_id", "python_parent_id", "bytes", "input_types"}
+        assert set(full.events.columns) - set(narrow.events.columns) == left_out
+
+
+def test_analysis_fields_keep_arguments_only_where_they_are_read(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(_gpu_like_events()))
+    full = load_trace(path).events
+    narrow = load_trace(path, LoadOptions(cache=False, fields=FieldSet("analysis", frozenset({"aten::histc"}))))
+    events = narrow.events
+    runtime_or_device = events["cat"].isin(["cuda_runtime", "gpu_memcpy", "cuda_sync"]).to_numpy()
+    assert (events["correlation"].to_numpy() == np.where(runtime_or_device, full["correlation"], -1)).all()
+    assert set(events.loc[events["stream"] >= 0, "cat"]) == {"gpu_memcpy", "cuda_sync"}
+    assert set(events.loc[events["sync_kind"].notna(), "cat"]) == {"cuda_sync"}
+    kept = events["concrete_inputs"].notna()
+    assert set(events.loc[kept, "name"]) == {"aten::histc"} and kept.sum() == 20
+    assert events.loc[kept, "concrete_inputs"].iloc[0] == full.loc[kept, "concrete_inputs"].iloc[0]
+
+
+def test_field_sets_are_checked_and_keyed():
+    with pytest.raises(ValueError, match="unknown field set"):
+        FieldSet("some")
+    assert FieldSet().key == "all" and analysis_fields().key == "analysis:aten::histc"
+
+
+def test_string_ids_are_one_vocabulary_entry(tmp_path):
+    events = [*many_events(20), op("PyTorch Profiler (0)", 0, 1, cat="Trace", pid="Spans", tid="PyTorch Profiler"),
+              op("x", 5, 1, pid="0x10", tid=" 3")]
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(events))
+    trace = load_trace(path)
+    pids = trace.events["pid"].tolist()
+    assert pids[-2:] == ["Spans", 16] and trace.events["tid"].tolist()[-1] == 3
+    codes, values = trace.table.id_codes("pid")
+    assert sorted(map(str, values)) == ["1", "16", "Spans"] and len(codes) == len(pids)
+
+
+def test_table_helpers():
+    codes, values = first_appearance_codes(["b", "a", "b", None], 4)
+    assert codes.tolist() == [0, 1, 0, 2] and values == ["b", "a", None]
+    for sample in (np.array([5, 3, 5, 9]), np.array([7, -2, 7]), np.array([1 << 40, 3])):
+        distinct, inverse = compact(sample)
+        expected = np.unique(sample, return_inverse=True)
+        assert distinct.tolist() == expected[0].tolist() and inverse.tolist() == expected[1].tolist()
+    table = EventTable({"pid": CodedColumn(np.array([0, 1, 0], dtype=np.int8), np.array([4, "x"], dtype=object)),
+                        "ts": np.array([1, 2, 3], dtype=np.int32)}, {}, 3)
+    assert table.array("pid").tolist() == [4, "x", 4] and table.array("ts").dtype == np.float64
+    assert table.id_codes("pid")[1] == [4, "x"] and table.keys == ("pid", "ts")
