@@ -63,3 +63,29 @@ class KinetoTrace:
             data["distributedInfo"] = {"rank": self.rank, "world_size": 2}
         path.write_bytes(gzip.compress(json.dumps(data).encode()))
         return path
+
+
+ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+ALL_GATHER = "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+
+
+def write_two_ranks(folder: Path, *, rank1_syncs: bool = False) -> Path:
+    """Rank 0 syncs (``.item()`` returns at 130) and only launches its all-reduce at 300 (start 310); rank 1
+    entered the same all-reduce at 110 and waited inside it. Rank 0's second ``.item()`` returns at 410; it enters
+    the all-gather at 430, rank 1 at 425. With ``rank1_syncs``, rank 1 has a sync of its own at 360, before the
+    all-gather it enters first."""
+    folder.mkdir()
+    rank0 = KinetoTrace(rank=0)
+    rank0.kernel("A", 10, 20, 100)
+    rank0.item(30, copy_start=121, returned=130)
+    rank0.kernel(ALL_REDUCE, 300, 310, 50)
+    rank0.item(400, copy_start=401, returned=410)
+    rank0.kernel(ALL_GATHER, 420, 430, 20, stream=20)
+    rank1 = KinetoTrace(rank=1)
+    rank1.kernel(ALL_REDUCE, 100, 110, 250)
+    if rank1_syncs:
+        rank1.item(360, copy_start=361, returned=370)
+    rank1.kernel(ALL_GATHER, 415, 425, 25, stream=20)
+    rank0.write(folder / "rank0.pt.trace.json.gz")
+    rank1.write(folder / "rank1.pt.trace.json.gz")
+    return folder

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from impact_fixtures import KinetoTrace
-from test_impact_collectives import ALL_GATHER, ALL_REDUCE
+from impact_fixtures import ALL_GATHER, ALL_REDUCE, write_two_ranks
 
 from synchunt.attribute import Analysis, analyze
 from synchunt.detect import detect
@@ -19,22 +18,8 @@ from synchunt.trace import LoadOptions, load_traces
 
 
 def _ranks(folder: Path) -> Path:
-    """Rank 0's first ``.item()`` returns at 130 but it launches the all-reduce only at 300 (starts 310); rank 1
-    entered it at 110. The second returns at 410; rank 0 enters the all-gather at 430, rank 1 at 425."""
-    folder.mkdir()
-    rank0 = KinetoTrace(rank=0)
-    rank0.kernel("A", 10, 20, 100)
-    rank0.item(30, copy_start=121, returned=130)
-    rank0.kernel(ALL_REDUCE, 300, 310, 50)
-    rank0.item(400, copy_start=401, returned=410)
-    rank0.kernel(ALL_GATHER, 420, 430, 20, stream=20)
-    rank1 = KinetoTrace(rank=1)
-    rank1.kernel(ALL_REDUCE, 100, 110, 250)
-    rank1.item(360, copy_start=361, returned=370)  # rank 1's own sync, before the all-gather it enters first
-    rank1.kernel(ALL_GATHER, 415, 425, 25, stream=20)
-    rank0.write(folder / "rank0.pt.trace.json.gz")
-    rank1.write(folder / "rank1.pt.trace.json.gz")
-    return folder
+    """The two ranks of the collective tests, rank 1 with a sync of its own before the all-gather."""
+    return write_two_ranks(folder, rank1_syncs=True)
 
 
 @pytest.fixture()

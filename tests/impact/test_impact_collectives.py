@@ -3,33 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from impact_fixtures import KinetoTrace
+from impact_fixtures import ALL_GATHER, ALL_REDUCE, KinetoTrace, write_two_ranks
 
 from synchunt.detect import detect
 from synchunt.impact import CollectiveDelay, collective_delays
 from synchunt.impact.vocab import is_collective_kernel
 from synchunt.trace import load_traces
 
-ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
-ALL_GATHER = "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
-
 
 def _ranks(tmp_path):
-    """Rank 0 syncs (``.item()`` returns at 130) and only launches its all-reduce at 300 (start 310); rank 1
-    entered the same all-reduce at 110 and waited inside it. Both then enter the all-gather on time."""
-    rank0 = KinetoTrace(rank=0)
-    rank0.kernel("A", 10, 20, 100)
-    rank0.item(30, copy_start=121, returned=130)
-    rank0.kernel(ALL_REDUCE, 300, 310, 50)
-    rank0.item(400, copy_start=401, returned=410)
-    rank0.kernel(ALL_GATHER, 420, 430, 20, stream=20)
-    rank1 = KinetoTrace(rank=1)
-    rank1.kernel(ALL_REDUCE, 100, 110, 250)
-    rank1.kernel(ALL_GATHER, 415, 425, 25, stream=20)
-    folder = tmp_path / "ranks"
-    folder.mkdir()
-    rank1.write(folder / "rank1.pt.trace.json.gz")
-    rank0.write(folder / "rank0.pt.trace.json.gz")
+    folder = write_two_ranks(tmp_path / "ranks")
     traces = load_traces([folder])
     return traces, [detect(t) for t in traces]
 
