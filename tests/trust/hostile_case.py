@@ -7,6 +7,7 @@ status, the two streams, the files it must not touch and, where the events survi
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +98,22 @@ def files(contents: dict[str, bytes | str]) -> Builder:
             path = folder / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return build
+
+
+def symlink(name: str, target: str) -> Builder:
+    """A builder making ``name`` a symbolic link to ``target`` (folders created as needed)."""
+    def build(folder: Path) -> None:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, folder / name)
+    return build
+
+
+def fifo(name: str) -> Builder:
+    """A builder making ``name`` a FIFO (folders created as needed): reading it blocks until a writer comes."""
+    def build(folder: Path) -> None:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(folder / name)
     return build
 
 

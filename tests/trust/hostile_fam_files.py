@@ -14,7 +14,7 @@ import socket
 from pathlib import Path
 
 import hostile_kineto as k
-from hostile_case import ANY_EXIT, REFUSED, Builder, Case, Expect, chain, files
+from hostile_case import ANY_EXIT, REFUSED, Builder, Case, Expect, chain, fifo, files, symlink
 
 TRACE = k.dumps(k.cpu_doc())
 OTHER = k.dumps(k.gpu_doc())
@@ -28,17 +28,6 @@ def cases(rng: random.Random) -> list[Case]:
     return [*nonregular_cases(), *data_loss_cases(), *no_evidence_cases(), *target_cases()]
 
 
-def _fifo(name: str) -> Builder:
-    def build(folder: Path) -> None:
-        os.mkfifo(folder / name)
-    return build
-
-
-def _symlink(name: str, target: str) -> Builder:
-    def build(folder: Path) -> None:
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(target, folder / name)
-    return build
 
 
 def _socket(name: str) -> Builder:
@@ -75,28 +64,28 @@ def nonregular_cases() -> list[Case]:
     """FIFOs, devices, folders, sockets and link loops where a trace, a baseline or an output is expected."""
     family = "nonregular"
     inputs: dict[str, tuple[str, Builder]] = {
-        "fifo": ("t.json", _fifo("t.json")), "dev-zero": ("/dev/zero", files({})),
-        "link-to-dev-zero": ("t.json", _symlink("t.json", "/dev/zero")), "dev-null": ("/dev/null", files({})),
-        "folder-named-json": ("t.json", _mkdir("t.json")), "link-loop": ("t.json", _symlink("t.json", "t.json")),
-        "dangling-link": ("t.json", _symlink("t.json", "missing.json")), "socket": ("t.json", _socket("t.json")),
-        "fifo-gz": ("t.json.gz", _fifo("t.json.gz")), "proc-file": ("/proc/self/cmdline", files({})),
+        "fifo": ("t.json", fifo("t.json")), "dev-zero": ("/dev/zero", files({})),
+        "link-to-dev-zero": ("t.json", symlink("t.json", "/dev/zero")), "dev-null": ("/dev/null", files({})),
+        "folder-named-json": ("t.json", _mkdir("t.json")), "link-loop": ("t.json", symlink("t.json", "t.json")),
+        "dangling-link": ("t.json", symlink("t.json", "missing.json")), "socket": ("t.json", _socket("t.json")),
+        "fifo-gz": ("t.json.gz", fifo("t.json.gz")), "proc-file": ("/proc/self/cmdline", files({})),
     }
     out: list[Case] = []
     for label, (path, build) in inputs.items():
         for command in (("analyze", path, "-f", "json"), ("gate", path), ("report", path, "-o", "r.html"),
                         ("compare", path, path)):
             out.append(_case(family, f"{label}/{command[0]}", command, build))
-    ranks = chain(files({"ranks/r1.json": TRACE}), _fifo("ranks/r0.json"))
+    ranks = chain(files({"ranks/r1.json": TRACE}), fifo("ranks/r0.json"))
     out.append(_case(family, "rank-folder-with-fifo/gate", ("gate", "ranks"), ranks, exits=ANY_EXIT))
-    loop = chain(files({"ranks/r0.json": TRACE}), _symlink("ranks/loop", "."), _symlink("ranks/r1.json", "r1.json"))
+    loop = chain(files({"ranks/r0.json": TRACE}), symlink("ranks/loop", "."), symlink("ranks/r1.json", "r1.json"))
     out.append(_case(family, "rank-folder-with-loops/gate", ("gate", "ranks"), loop, exits=ANY_EXIT))
     trace = files({"t.json": TRACE})
-    for label, build in {"fifo": _fifo("b.toml"), "dev-zero": _symlink("b.toml", "/dev/zero"),
-                         "folder": _mkdir("b.toml"), "link-loop": _symlink("b.toml", "b.toml")}.items():
+    for label, build in {"fifo": fifo("b.toml"), "dev-zero": symlink("b.toml", "/dev/zero"),
+                         "folder": _mkdir("b.toml"), "link-loop": symlink("b.toml", "b.toml")}.items():
         out.append(_case(family, f"baseline-{label}/gate", ("gate", "t.json", "--baseline", "b.toml"),
                          chain(trace, build)))
     for label, target in (("dev-full", "/dev/full"), ("fifo", "out.json"), ("folder", "out.json")):
-        build = chain(trace, _fifo("out.json") if label == "fifo" else _mkdir("out.json") if label == "folder"
+        build = chain(trace, fifo("out.json") if label == "fifo" else _mkdir("out.json") if label == "folder"
                       else files({}))
         out.append(_case(family, f"output-{label}/analyze", ("analyze", "t.json", "-f", "json", "-o", target),
                          build, exits=REFUSED if label != "fifo" else ANY_EXIT))
@@ -133,7 +122,7 @@ def data_loss_cases() -> list[Case]:
     out: list[Case] = []
     for label, argv in same_input.items():
         out.append(_case(family, f"output-is-input/{label}", argv, inputs, unchanged=protected))
-    links = chain(inputs, _symlink("link.json", "t.json"), _hardlink("hard.json", "t.json"))
+    links = chain(inputs, symlink("link.json", "t.json"), _hardlink("hard.json", "t.json"))
     for label, path in spellings.items():
         for command in (("analyze", "t.json", "-f", "json", "-o", path), ("report", "t.json", "-o", path),
                         ("gate", "t.json", "-f", "junit", "-o", path)):

@@ -10,7 +10,7 @@ import os
 import random
 from pathlib import Path
 
-from hostile_case import ANY_EXIT, REFUSED, Builder, Case, Expect, chain, files
+from hostile_case import ANY_EXIT, REFUSED, Builder, Case, Expect, chain, fifo, files, symlink
 
 _LOOP = "import torch\n\ndef f(x):\n    for i in range(3):\n        "
 FINDING = "import torch\n\ndef f(x):\n    for i in range(3):\n        v = x.sum().item()\n    return v\n"
@@ -86,18 +86,6 @@ def _sources() -> dict[str, tuple[Builder, bool]]:
     return built
 
 
-def _symlink(name: str, target: str) -> Builder:
-    def build(folder: Path) -> None:
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(target, folder / name)
-    return build
-
-
-def _fifo(name: str) -> Builder:
-    def build(folder: Path) -> None:
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        os.mkfifo(folder / name)
-    return build
 
 
 def _link_chain(depth: int) -> Builder:
@@ -116,15 +104,15 @@ def _trees() -> dict[str, tuple[Builder, tuple[str, ...], dict]]:
     pkg = files({"pkg/a.py": FINDING})
     once = {"findings": 1, "exits": frozenset({1})}
     return {
-        "loop-to-parent": (chain(pkg, _symlink("pkg/sub/up", "..")), ("pkg",), once),
-        "loop-to-self": (chain(pkg, _symlink("pkg/self", ".")), ("pkg",), once),
-        "loop-to-root-of-walk": (chain(pkg, _symlink("pkg/a/b/c", "../../..")), ("pkg",), once),
-        "two-links-one-folder": (chain(pkg, _symlink("pkg/x", "."), _symlink("pkg/y", ".")), ("pkg",), once),
+        "loop-to-parent": (chain(pkg, symlink("pkg/sub/up", "..")), ("pkg",), once),
+        "loop-to-self": (chain(pkg, symlink("pkg/self", ".")), ("pkg",), once),
+        "loop-to-root-of-walk": (chain(pkg, symlink("pkg/a/b/c", "../../..")), ("pkg",), once),
+        "two-links-one-folder": (chain(pkg, symlink("pkg/x", "."), symlink("pkg/y", ".")), ("pkg",), once),
         "link-chain-40": (_link_chain(40), ("pkg",), {"exits": frozenset({0, 1})}),
         "same-file-twice": (pkg, ("pkg", "pkg/a.py"), once),
-        "fifo-py": (chain(pkg, _fifo("pkg/f.py")), ("pkg",), {"exits": frozenset({1, 2})}),
-        "dev-zero-py": (chain(pkg, _symlink("pkg/z.py", "/dev/zero")), ("pkg",), {"exits": frozenset({1, 2})}),
-        "dangling-py": (chain(pkg, _symlink("pkg/d.py", "missing.py")), ("pkg",), {"exits": frozenset({1, 2})}),
+        "fifo-py": (chain(pkg, fifo("pkg/f.py")), ("pkg",), {"exits": frozenset({1, 2})}),
+        "dev-zero-py": (chain(pkg, symlink("pkg/z.py", "/dev/zero")), ("pkg",), {"exits": frozenset({1, 2})}),
+        "dangling-py": (chain(pkg, symlink("pkg/d.py", "missing.py")), ("pkg",), {"exits": frozenset({1, 2})}),
         "folder-named-py": (chain(pkg, files({"pkg/d.py/inner.py": FINDING})), ("pkg",), {"exits": frozenset({1})}),
         "escape-file-name": (files({"pkg/e\x1b[2J\x07.py": FINDING}), ("pkg",), once),
         "newline-file-name": (files({"pkg/n\n::error file=evil.py::x.py": FINDING}), ("pkg",), once),
