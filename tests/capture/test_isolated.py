@@ -4,12 +4,12 @@ that exits the process, crashes or hangs is "nothing to judge" (exit 2), never a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.capture.synchunt_process import run_synchunt
 
 TARGETS = textwrap.dedent("""
     import os
@@ -48,11 +48,6 @@ TARGETS = textwrap.dedent("""
 """)
 
 
-def _synchunt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "synchunt", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
-
-
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("isolated")
@@ -61,7 +56,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_target_that_prints_leaves_the_json_document_clean(folder: Path) -> None:
-    done = _synchunt("profile", "targets.py:loud", "--out", "traces", "--no-report", "--no-guard", "-f", "json",
+    done = run_synchunt("profile", "targets.py:loud", "--out", "traces", "--no-report", "--no-guard", "-f", "json",
                      cwd=folder)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)  # nothing but the analysis on stdout
@@ -69,7 +64,7 @@ def test_a_target_that_prints_leaves_the_json_document_clean(folder: Path) -> No
 
 
 def test_a_target_that_prints_leaves_the_sarif_log_clean(folder: Path) -> None:
-    done = _synchunt("gate", "--target", "targets.py:loud", "-f", "sarif", cwd=folder)
+    done = run_synchunt("gate", "--target", "targets.py:loud", "-f", "sarif", cwd=folder)
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["version"] == "2.1.0" and "hello from the target" in done.stderr
 
@@ -77,20 +72,20 @@ def test_a_target_that_prints_leaves_the_sarif_log_clean(folder: Path) -> None:
 @pytest.mark.parametrize(("function", "reason"), [("quitter", "exited with status 0 before returning"),
                                                    ("crasher", "was killed by signal")])
 def test_a_target_that_ends_the_process_is_nothing_to_judge(folder: Path, function: str, reason: str) -> None:
-    done = _synchunt("gate", "--target", f"targets.py:{function}", cwd=folder)
+    done = run_synchunt("gate", "--target", f"targets.py:{function}", cwd=folder)
     assert done.returncode == 2 and reason in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("error:") and "Traceback" not in done.stderr
     assert "gate passed" not in done.stdout + done.stderr
 
 
 def test_a_target_past_its_timeout_is_stopped(folder: Path) -> None:
-    done = _synchunt("profile", "targets.py:sleeper", "--timeout", "3", "--out", "traces", cwd=folder)
+    done = run_synchunt("profile", "targets.py:sleeper", "--timeout", "3", "--out", "traces", cwd=folder)
     assert done.returncode == 2 and "ran past --timeout 3 s" in done.stderr
 
 
 def test_a_target_cannot_drive_the_terminal_or_forge_a_ci_annotation(folder: Path) -> None:
     """Its output is passed on line by line with escape sequences shown, and no line starting a CI command."""
-    done = _synchunt("gate", "--target", "targets.py:shouter", "-f", "sarif", cwd=folder)
+    done = run_synchunt("gate", "--target", "targets.py:shouter", "-f", "sarif", cwd=folder)
     assert done.returncode == 1, done.stderr
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr
     assert "\\x1b]0;retitled\\x07\\x1b[2Jcleared" in done.stderr
@@ -99,7 +94,7 @@ def test_a_target_cannot_drive_the_terminal_or_forge_a_ci_annotation(folder: Pat
 
 
 def test_a_target_that_runs_no_torch_op_is_nothing_to_judge(folder: Path) -> None:
-    done = _synchunt("gate", "--target", "targets.py:idler", cwd=folder)
+    done = run_synchunt("gate", "--target", "targets.py:idler", cwd=folder)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "no PyTorch operator or runtime call was recorded" in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("error: nothing to judge")

@@ -11,8 +11,6 @@ import gzip
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 import synchunt
 from synchunt.capture import CaptureSettings, capture, resolve_target
 from synchunt.cli.report import default_report_path
+from tests.capture.synchunt_process import run_synchunt
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRACE_PITFALLS = {"maybe_evict", "pick_ready", "dedupe", "should_flush"}  # what a CPU trace shows
@@ -35,11 +34,6 @@ def _line_of(text: str) -> int:
 def _meta(trace: Path) -> dict[str, Any]:
     with gzip.open(trace) as handle:
         return json.loads(handle.read())["synchunt"]
-
-
-def _synchunt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "synchunt", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +51,7 @@ def both_forms(user_dir: Path) -> dict[str, dict[str, Any]]:
     for form, spec, cwd in [("module", "myserve.sched:step", user_dir),
                             ("file", f"{user_dir}/myserve/sched.py:step", user_dir.parent / "elsewhere")]:
         out = user_dir.parent / f"traces-{form}"
-        proc = _synchunt("profile", spec, "--setup", "make_state", "--n", "16", "--out", str(out), "--format",
+        proc = run_synchunt("profile", spec, "--setup", "make_state", "--n", "16", "--out", str(out), "--format",
                          "json", cwd=cwd)
         assert proc.returncode == 0, proc.stderr
         (trace,) = out.glob("*.pt.trace.json.gz")
@@ -94,7 +88,7 @@ def test_the_analysis_merges_the_guard_pass_with_exact_lines(both_forms: dict[st
 
 def test_both_target_forms_name_files_the_same(both_forms: dict[str, dict[str, Any]]) -> None:
     assert _sites(both_forms["module"]["analysis"]) == _sites(both_forms["file"]["analysis"])
-    compared = _synchunt("compare", str(both_forms["module"]["trace"]), str(both_forms["file"]["trace"]),
+    compared = run_synchunt("compare", str(both_forms["module"]["trace"]), str(both_forms["file"]["trace"]),
                          cwd=both_forms["module"]["out"])
     assert compared.returncode == 0, compared.stderr
     assert not re.search(r"\b(gone|new)\b", compared.stdout), compared.stdout
@@ -137,7 +131,7 @@ def test_profile_leaves_the_report_commands_default_output_free(both_forms: dict
     profiled_report = trace.with_name(trace.name.replace(".pt.trace.json.gz", ".profile.html"))
     assert profiled_report.is_file() and f"report: {profiled_report}" in run["stderr"]
     assert not default_report_path(trace).exists()
-    reported = _synchunt("report", str(trace), cwd=run["out"])
+    reported = run_synchunt("report", str(trace), cwd=run["out"])
     assert reported.returncode == 0, reported.stderr
     assert default_report_path(trace).is_file()
 
@@ -174,7 +168,7 @@ def test_cuda_device_records_cuda_activities_for_a_step_without_parameters(
 
 
 def test_cuda_without_cuda_is_one_error_line_not_a_parameter_error(user_dir: Path) -> None:
-    proc = _synchunt("profile", "myserve.sched:tick", "--device", "cuda", "--no-report", "--out",
+    proc = run_synchunt("profile", "myserve.sched:tick", "--device", "cuda", "--no-report", "--out",
                      str(user_dir.parent / "t-cuda"), cwd=user_dir)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == "error: device 'cuda' requested but torch.cuda is not available here"
