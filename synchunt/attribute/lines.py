@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import msgspec
 
 from synchunt.attribute.model import Sync
-from synchunt.lint.locate import locate
+from synchunt.lint.locate import Located, Query, locate_all
 from synchunt.source_map import find_source, source_roots
 from synchunt.trace import Trace
 
@@ -17,33 +17,40 @@ from synchunt.trace import Trace
 def exact_lines(records: Sequence[Sync], trace: Trace) -> tuple[Sync, ...]:
     """``records`` with each ``def``-line call site resolved to its syncing line where the source shows it."""
     roots = tuple(source_roots([trace.synchunt]))
-    cache: dict[tuple[str, int, str, str], int | None] = {}  # one read and one lint per function and rule
+    queries: dict[str, dict[Query, None]] = {}  # per file: every function and rule asked about, each once
+    for record in records:
+        site = record.call_site
+        if site is not None and site.line_source == "def" and site.line:
+            queries.setdefault(site.file, {})[_query(record)] = None
+    answers = {(file, query): located for file, asked in queries.items()
+               for query, located in _located(file, roots, list(asked)).items()}
     resolved = []
     for record in records:
         site = record.call_site
-        if site is None or site.line_source != "def" or not site.line:
+        found = answers.get((site.file, _query(record))) if site is not None and site.line_source == "def" else None
+        if found is None or found.line_source != "exact" or len(found.lines) != 1:
             resolved.append(record)
             continue
-        key = (site.file, site.def_line or site.line, site.function, record.rule)
-        if key not in cache:
-            cache[key] = _line(site.file, roots, *key[1:])
-        line = cache[key]
-        if line is None:
-            resolved.append(record)
-            continue
-        exact = msgspec.structs.replace(site, line=line, def_line=site.def_line or site.line, line_source="exact")
+        exact = msgspec.structs.replace(site, line=found.lines[0], def_line=site.def_line or site.line,
+                                        line_source="exact")
         resolved.append(msgspec.structs.replace(record, call_site=exact))
     return tuple(resolved)
 
 
-def _line(file: str, roots: tuple[str, ...], def_line: int, function: str, rule: str) -> int | None:
+def _query(record: Sync) -> Query:
+    site = record.call_site
+    assert site is not None
+    return Query(site.def_line or site.line, site.function, (record.rule,))
+
+
+def _located(file: str, roots: tuple[str, ...], queries: list[Query]) -> dict[Query, Located]:
+    """One read and one lint of ``file`` for all its queries; nothing when its source cannot be read."""
     path = find_source(file, roots)
     if path is None:
-        return None
+        return {}
     try:
         with open(path, encoding="utf-8") as handle:
             source = handle.read()
     except (OSError, UnicodeDecodeError):
-        return None
-    found = locate(source, path, def_line, function, [rule])
-    return found.lines[0] if found.line_source == "exact" and len(found.lines) == 1 else None
+        return {}
+    return locate_all(source, path, queries)

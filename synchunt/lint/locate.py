@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from synchunt.findings import Finding
 from synchunt.lint.engine import ModuleLinter, build_plan
 from synchunt.rules import RULES
 
@@ -29,25 +30,46 @@ class Located:
     line_source: Literal["exact", "def"]
 
 
+@dataclass(frozen=True)
+class Query:
+    """Which lines of ``function`` (defined at ``def_line``) match ``rule_codes``."""
+
+    def_line: int
+    function: str
+    rule_codes: tuple[str, ...]
+
+
 def locate(source: str, filename: str, def_line: int, function: str, rule_codes: Sequence[str]) -> Located:
     """The lines inside ``function`` (defined at ``def_line``) that match ``rule_codes`` (see the module doc)."""
-    fallback = Located((def_line,), "def")
-    rules = [rule for rule in RULES if rule.code in set(rule_codes) and rule.has_static_form]
+    query = Query(def_line, function, tuple(rule_codes))
+    return locate_all(source, filename, [query])[query]
+
+
+def locate_all(source: str, filename: str, queries: Sequence[Query]) -> dict[Query, Located]:
+    """:func:`locate` for many functions of one file: the source is parsed and linted once for all of them."""
+    wanted = {code for query in queries for code in query.rule_codes}
+    rules = [rule for rule in RULES if rule.code in wanted and rule.has_static_form]
+    fallback = {query: Located((query.def_line,), "def") for query in queries}
     if not rules:
         return fallback
     try:
         tree = ast.parse(source, filename=filename)
-        target = _function_at(tree, def_line, function.rsplit(".", 1)[-1])
-        if target is None:
-            return fallback
         linter = ModuleLinter(tree, source, filename, build_plan(rules), honor_suppressions=False)
         findings = linter.run()
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return fallback
-    qualname = linter.scopes[id(target)].qualname
+    answers = {}
+    for query in queries:
+        target = _function_at(tree, query.def_line, query.function.rsplit(".", 1)[-1])
+        answers[query] = fallback[query] if target is None else _answer(
+            findings, linter.scopes[id(target)].qualname, query, fallback[query])
+    return answers
+
+
+def _answer(findings: Sequence[Finding], qualname: str, query: Query, fallback: Located) -> Located:
     lines: set[int] = set()
-    for rule in rules:
-        own = [finding for finding in findings if finding.code == rule.code and finding.scope == qualname]
+    for code in dict.fromkeys(query.rule_codes):
+        own = [finding for finding in findings if finding.code == code and finding.scope == qualname]
         if not own:
             continue
         strongest = max(finding.confidence.rank for finding in own)
