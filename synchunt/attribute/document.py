@@ -13,6 +13,7 @@ import msgspec
 from synchunt.attribute.model import Analysis, SiteSummary, Summary, Sync, TraceInfo
 from synchunt.errors import TraceError
 from synchunt.rules import RULES_BY_CODE
+from synchunt.trace.model import text_fields_checked
 
 SCHEMA = "synchunt.analysis/2"
 SCHEMA_V1 = "synchunt.analysis/1"
@@ -103,7 +104,9 @@ def _checked(parsed: AnalysisDocument) -> Analysis:
         if sync.rule not in RULES_BY_CODE:
             raise TraceError(f"saved analysis is malformed: unknown rule code {sync.rule[:40]!r} - at "
                              f"`$.syncs[{number}].rule` (written by a newer synchunt?)")
-    return Analysis(parsed.traces, parsed.syncs, dict(parsed.filters))
+    # A saved analysis is untrusted like a trace: its capture metadata is checked the same way.
+    traces = tuple(msgspec.structs.replace(info, synchunt=text_fields_checked(info.synchunt)) for info in parsed.traces)
+    return Analysis(traces, parsed.syncs, dict(parsed.filters))
 
 
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:

@@ -184,9 +184,12 @@ def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """What synchunt's capture recorded in the trace's top level ({} when absent or malformed)."""
     value = metadata.get(vocab.SYNCHUNT_METADATA_KEY)
-    if not isinstance(value, dict):
-        return {}
-    # Names every output prints or groups by: anything but a string there is dropped, not passed on.
+    return text_fields_checked(value) if isinstance(value, dict) else {}
+
+
+def text_fields_checked(value: dict[str, Any]) -> dict[str, Any]:
+    """Capture metadata with its name fields (target, label, device, …) kept only when they are strings: every
+    output prints or groups by them. Used on traces and on saved analyses alike."""
     return {key: item for key, item in value.items() if key not in _TEXT_FIELDS or isinstance(item, str)}
 
 

@@ -24,9 +24,8 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
     parts: list = []
     for info in analysis.traces:
         where = f"rank {info.rank} · " if info.rank is not None else ""
-        meta = {key: value for key, value in info.synchunt.items() if isinstance(value, str)}
-        target = meta.get("target")
-        about = f" · {target} {meta.get('label', '')} on {meta.get('device', '?')}" if target else ""
+        target = info.synchunt.get("target")
+        about = f" · {target} {info.synchunt.get('label', '')} on {info.synchunt.get('device', '?')}" if target else ""
         parts.append(Text(label(f"{info.path} ({where}{info.mode}{about})", 400), style="dim"))
         if info.partial is not None:
             parts.append(Text(f"partial trace: {info.partial.reason}; analysed the first {info.partial.events_read} "

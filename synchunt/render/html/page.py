@@ -70,8 +70,7 @@ def _labels(analysis: Analysis) -> str:
     names = []
     for info in analysis.traces:
         meta = info.synchunt or {}
-        names.append(" ".join(v for v in (meta.get("target"), meta.get("label")) if isinstance(v, str) and v)
-                     or info.path)
+        names.append(" ".join(str(v) for v in (meta.get("target"), meta.get("label")) if v) or info.path)
     return ", ".join(dict.fromkeys(names))
 
 

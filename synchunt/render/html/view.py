@@ -99,7 +99,7 @@ def _header(analysis: Analysis) -> dict[str, Any]:
     summary = analysis.summary
     traces = []
     for info in analysis.traces:
-        meta = {key: value for key, value in (info.synchunt or {}).items() if isinstance(value, str)}  # names only
+        meta = info.synchunt or {}
         partial = None if info.partial is None else (
             f"partial trace: {info.partial.reason}; analysed the first {info.partial.events_read} events "
             f"({info.partial.bytes_read} bytes)")
