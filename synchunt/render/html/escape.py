@@ -12,6 +12,8 @@ import html
 import json
 from typing import Any
 
+from synchunt.render.text import shorten
+
 # Inside a <script> element only "</script" and "<!--" can end or confuse it; escaping every <, > and & (and the
 # two line separators older JavaScript parsers choke on) rules out both without looking for them.
 _SCRIPT_UNSAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
@@ -33,16 +35,12 @@ def plotly_text(value: object) -> str:
     """Text for a plotly label or hover line: shown literally, never read as plotly's tags or entities."""
     # Plotly decodes &lt; &gt; &amp; (and numeric entities) but shows &quot; literally; quotes are harmless here
     # since no tag can form once "<" is escaped.
-    return html.escape(_shortened(str(value)), quote=False)
-
-
-def _shortened(text: str) -> str:
-    return text if len(text) <= MAX_TEXT else f"{text[:MAX_TEXT - 1]}… (+{len(text) - MAX_TEXT + 1} chars)"
+    return html.escape(shorten(value, MAX_TEXT), quote=False)
 
 
 def _bounded(value: Any) -> Any:
     if isinstance(value, str):
-        return _shortened(value)
+        return shorten(value, MAX_TEXT)
     if isinstance(value, dict):
         return {_bounded(key): _bounded(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
