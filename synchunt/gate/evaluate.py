@@ -152,10 +152,11 @@ def missing_evidence(analysis: Analysis, *, allow_partial: bool = False, idle_bu
     reasons = []
     if not analysis.traces:
         reasons.append("no trace was analysed")
+    with_syncs = {sync.trace for sync in analysis.records}
     for info in analysis.traces:
         if info.events is not None and info.events == 0:
             reasons.append(f"{info.path}: no usable events were read")
-        elif info.ops == 0 and not any(sync.trace == info.path for sync in analysis.records):
+        elif info.ops == 0 and info.path not in with_syncs:
             reasons.append(f"{info.path}: no PyTorch operator or runtime call was recorded (nothing ran that could "
                            "sync: did the profiled code run any torch op?)")
         elif info.partial is not None and not allow_partial:
