@@ -155,11 +155,16 @@ def _scope_names(trace: Trace) -> tuple[str, ...]:
     is_scope = trace.in_categories((vocab.USER_ANNOTATION,))
     parents = trace.column("parent")
     encloses = np.zeros(len(trace), dtype=bool)
-    frontier = np.unique(parents[~is_scope & (parents >= 0)])
-    while len(frontier):  # walk up from every event that is not a scope, one nesting level per step
-        encloses[frontier] = True
+    # Every parent of an event that is not a scope encloses an event; so does every ancestor of such a parent,
+    # and an ancestor above a parent that is not a scope is that parent's parent, marked here too. What is left
+    # is the climb above the marked scopes, one level per step over ever fewer of them.
+    encloses[parents[~is_scope & (parents >= 0)]] = True
+    frontier = np.flatnonzero(encloses & is_scope)
+    while len(frontier):
         above = parents[frontier]
-        frontier = np.unique(above[(above >= 0) & ~encloses[np.maximum(above, 0)]])
+        above = above[above >= 0]
+        frontier = above[~encloses[above]]
+        encloses[frontier] = True
     names = [str(n) for n in trace.names[compact(trace.name_codes[is_scope & encloses])[0]]]
     return tuple(sorted(n for n in names if not PROFILER_STEP.match(n)))
 
