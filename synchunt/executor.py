@@ -9,17 +9,19 @@ streams large inputs (slices of a trace) holds a bounded amount of them. dask is
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from synchunt.errors import UsageError
+
+if TYPE_CHECKING:  # the pool's modules load only when a pool starts: a serial run need not pay for them
+    import multiprocessing.context
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -135,6 +137,8 @@ class LocalExecutor(_FutureExecutor):
     """A pool of worker processes on this machine."""
 
     def __init__(self, workers: int):
+        from concurrent.futures import ProcessPoolExecutor
+
         self.workers = workers
         self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
 
@@ -190,6 +194,8 @@ def default_workers() -> int:
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
     # fork starts a worker in milliseconds; it is safe while this process runs no other thread.
     if sys.platform == "linux" and threading.active_count() == 1:
         return multiprocessing.get_context("fork")

@@ -14,13 +14,14 @@ from typing import Any
 import numpy as np
 
 from synchunt.trace import Trace, vocab
+from synchunt.trace.table import RowStrings
 from synchunt.trace.tree import ancestor_lists, ancestors
 
 
 @dataclass(frozen=True)
 class Columns:
-    names: np.ndarray  # object array of str
-    cats: np.ndarray  # object array of str
+    names: RowStrings  # each row's name as str, looked up on access
+    cats: RowStrings
     parent: np.ndarray
     correlation: np.ndarray
     ts: np.ndarray
@@ -38,7 +39,7 @@ class Columns:
     def of(cls, trace: Trace) -> Columns:
         name, cat = trace.table.coded("name"), trace.table.coded("cat")
         tid_codes, tid_values = trace.table.id_codes("tid")
-        return cls(names=name.strings(), cats=cat.strings(), parent=trace.column("parent"),
+        return cls(names=name.row_strings(), cats=cat.row_strings(), parent=trace.column("parent"),
                    correlation=trace.column("correlation"), ts=trace.column("ts"), dur=trace.column("dur"),
                    pid=trace.column("pid"), tid=trace.column("tid"), name_codes=name.codes,
                    name_vocabulary=name.vocabulary, cat_codes=cat.codes, cat_vocabulary=cat.vocabulary,

@@ -18,6 +18,7 @@ from synchunt.detect import Detection
 from synchunt.impact.model import CollectiveDelay
 from synchunt.impact.vocab import is_collective_kernel
 from synchunt.trace import Trace, vocab
+from synchunt.trace.table import compact
 
 
 def collective_delays(traces: Sequence[Trace],
@@ -56,7 +57,7 @@ def collective_kernels(trace: Trace) -> tuple[np.ndarray, list[str]]:
     """Start times (sorted) and names of the rank's collective kernels (each distinct name tested once)."""
     kernels = np.flatnonzero(trace.in_categories((vocab.KERNEL,)))
     codes = trace.name_codes[kernels]
-    collective = [code for code in np.unique(codes) if is_collective_kernel(str(trace.names[code]))]
+    collective = [code for code in compact(codes)[0].tolist() if is_collective_kernel(str(trace.names[code]))]
     rows = kernels[np.isin(codes, collective)]
     ts = trace.column("ts")
     rows = rows[np.argsort(ts[rows], kind="stable")]

@@ -40,8 +40,26 @@ class CodedColumn:
 
     def strings(self) -> np.ndarray:
         """Each row's value as ``str`` ("nan" where missing, as ``astype(str)`` gives)."""
-        texts = np.array([str(v) for v in self.vocabulary] + ["nan"], dtype=object)
-        return texts[self.codes]
+        return self.row_strings()[:]
+
+    def row_strings(self) -> RowStrings:
+        """`strings` looked up on access: for code that reads a few rows of a big trace."""
+        return RowStrings(self.codes, np.array([str(v) for v in self.vocabulary] + ["nan"], dtype=object))
+
+
+@dataclass(frozen=True, eq=False)
+class RowStrings:
+    """Each row's value as ``str``, indexed like an array (``[i]``, ``[rows]``, ``[mask]``) without holding a
+    string per row: the texts of the distinct values, and the rows' codes into them (-1, missing, is "nan")."""
+
+    codes: np.ndarray
+    texts: np.ndarray  # the vocabulary's texts, then "nan"
+
+    def __getitem__(self, rows: Any) -> Any:
+        return self.texts[self.codes[rows]]
+
+    def __len__(self) -> int:
+        return len(self.codes)
 
 
 def _id_array(column: CodedColumn) -> np.ndarray:
@@ -153,8 +171,11 @@ class EventTable:
                         dtype=np.int32)
 
     def is_in(self, key: str, wanted: Iterable[Any]) -> np.ndarray:
-        """Whether each row's value of a coded column is one of ``wanted``."""
-        return np.isin(self.coded(key).codes, self.codes_of(key, wanted))
+        """Whether each row's value of a coded column is one of ``wanted`` (a lookup per code; -1 is never in)."""
+        column = self.coded(key)
+        lookup = np.zeros(len(column.vocabulary) + 1, dtype=bool)
+        lookup[self.codes_of(key, wanted)] = True
+        return lookup[column.codes]
 
     def is_value(self, key: str, wanted: Any) -> np.ndarray:
         return self.is_in(key, (wanted,))
