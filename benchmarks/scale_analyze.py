@@ -4,15 +4,19 @@ Builds (once, under --work) a with-stack CPU trace from a torch.profiler run rep
 (timestamps shifted per copy) and a real GPU trace (../shared/traces/real, A100) replicated the same way, then
 runs side by side: the bare msgspec typed decode of the same bytes (the fields synchunt keeps, default structs:
 the practical limit), json.loads, orjson.loads and HTA's parser when installed, and the `synchunt analyze` CLI
-(1 and 2 workers, then a cached re-analysis); then 8 rank traces with 1 and 2 workers and on dask. Prints wall
-time and peak RSS of each process, and the ratios of the goals in docs/benchmarks.md.
+(1 and 2 workers, then a cached re-analysis); then 8 rank traces with 1 and 2 workers and on dask, at each
+--rank-mb size (25 MB: one copy of the A100 rank, where the CLI's start-up is a large share; 100 MB: still small
+beside real ranks of 1-4 GB). Prints wall time and peak RSS of each process, and the ratios of the goals in
+docs/benchmarks.md. The package's bytecode is compiled first, as `pip install` does, so that no child spends its
+time compiling synchunt (this environment sets PYTHONDONTWRITEBYTECODE).
 
-    python benchmarks/scale_analyze.py [--work /tmp/synchunt-scale] [--repeats 1] [--mb 220]
+    python benchmarks/scale_analyze.py [--work /tmp/synchunt-scale] [--repeats 1] [--mb 220] [--rank-mb 25 100]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import gzip
 import json
 import re
@@ -21,16 +25,19 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 GPU_SOURCE = REPO.parent / "shared/traces/real/negative_queue_length_values_check/rank0.json.gz"
-# Peak RSS from VmHWM: unlike ru_maxrss it starts afresh at exec, so the parent's size does not leak in.
+# Peak RSS of the largest process: the child's VmHWM (unlike ru_maxrss it starts afresh at exec, so the
+# benchmark's own size does not leak in), or a worker's peak (ru_maxrss of the waited-for children) if larger.
 _CHILD = """
-import json, re, sys, time
+import json, re, resource, sys, time
 start = time.perf_counter()
 {body}
 peak = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
+peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({{"work_s": time.perf_counter() - start, "rss_mb": peak / 1024}}))
 """
 _BARE = """
@@ -59,10 +66,34 @@ class E(msgspec.Struct):
     args: A | None = None
 class F(msgspec.Struct):
     traceEvents: list[E] = []
-events = msgspec.json.decode(open(sys.argv[1], "rb").read(), type=F).traceEvents
+def decode(path):
+    return len(msgspec.json.decode(open(path, "rb").read(), type=F).traceEvents)
+"""
+_BARE_ONE = _BARE + "decode(sys.argv[1])\n"
+# The machine's own ceiling for the rank runs: the bare decode of every rank file, in 1 and in 2 processes.
+_BARE_RANKS_SERIAL = _BARE + "for path in sys.argv[1:]:\n    decode(path)\n"
+_BARE_RANKS_PAIR = _BARE + ("import multiprocessing\n"
+                            "with multiprocessing.get_context('fork').Pool(2) as pool:\n"
+                            "    pool.map(decode, sys.argv[1:], chunksize=1)\n")
+# The same two analyses through the library in one process (a notebook, a service): what is left of P6 without
+# the CLI's start-up. The cache folder is emptied first; the second call re-analyses with another mode.
+_LIBRARY_CACHE = """
+import shutil
+from pathlib import Path
+from synchunt import analyze
+from synchunt.trace import LoadOptions
+cache = Path(sys.argv[2])
+shutil.rmtree(cache, ignore_errors=True)
+options = LoadOptions(cache=True, cache_dir=cache)
+t0 = time.perf_counter()
+analyze(sys.argv[1], load=options)
+t1 = time.perf_counter()
+analyze(sys.argv[1], mode="latent", load=options)
+t2 = time.perf_counter()
+print(json.dumps({"first_s": t1 - t0, "cached_s": t2 - t1}))
 """
 CONTENDERS = {
-    "msgspec typed decode": _BARE,
+    "msgspec typed decode": _BARE_ONE,
     "json.loads": "import json\njson.loads(open(sys.argv[1], 'rb').read())",
     "orjson.loads": "import orjson\norjson.loads(open(sys.argv[1], 'rb').read())",
     "HTA parse_trace_file": "from hta.common.trace_parser import parse_trace_file\nparse_trace_file(sys.argv[1])",
@@ -85,8 +116,9 @@ def cpu_base(out: Path, iterations: int) -> Path:
     return out
 
 
-def replicate(source: Path, out: Path, target_bytes: int, rank: int | None = None) -> Path:
-    """Copies of the source's events, in its own layout, each shifted past the previous one (ts, ids)."""
+def replicate(source: Path, out: Path, target_bytes: int, rank: int | None = None, at_least: bool = True) -> Path:
+    """Copies of the source's events, in its own layout, each shifted past the previous one (ts, ids): enough
+    to reach ``target_bytes`` (``at_least``), else the number of copies nearest to it."""
     data = gzip.decompress(source.read_bytes()) if source.suffix == ".gz" else source.read_bytes()
     start = re.search(rb'"traceEvents"\s*:\s*\[', data).end()
     end = data.rindex(b"]")
@@ -97,7 +129,7 @@ def replicate(source: Path, out: Path, target_bytes: int, rank: int | None = Non
     span = max(stamps) - min(stamps) + 1000.0
     ids = [int(v) for v in re.findall(rb'"(?:correlation|External id)": (\d+)', body)] or [0]
     id_span = max(ids) + 1
-    copies = max(1, -(-target_bytes // len(body)))
+    copies = max(1, -(-target_bytes // len(body)) if at_least else round(target_bytes / len(body)))
     with out.open("wb") as handle:
         handle.write(head)
         for copy in range(copies):
@@ -124,7 +156,8 @@ def run(body: str, *args: str) -> dict:
     wall = time.perf_counter() - start
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "wall_s": wall}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]  # the body's figures, then ours
+    return {key: value for line in lines for key, value in json.loads(line).items()} | {"wall_s": wall}
 
 
 def synchunt_cli() -> str:
@@ -133,13 +166,20 @@ def synchunt_cli() -> str:
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n")
 
 
-def measure(label: str, body: str, args: list[str], repeats: int, table: dict) -> dict:
-    samples = [run(body, *args) for _ in range(repeats)]
-    if any("error" in s for s in samples):
-        table[label] = samples[0]
-        return samples[0]
-    table[label] = {key: statistics.median(s[key] for s in samples) for key in ("wall_s", "work_s", "rss_mb")}
-    return table[label]
+def measure(runs: list[tuple[str, str, list[str], Callable[[], None] | None]], repeats: int, table: dict) -> None:
+    """Each run ``repeats`` times, in rounds (every run once per round, in order), so that a machine that speeds
+    up or slows down over minutes weighs on every contender alike; the medians go into ``table``. A run's
+    ``before`` (or None) is called ahead of it in each round."""
+    samples: dict[str, list[dict]] = {label: [] for label, *_ in runs}
+    for _ in range(repeats):
+        for label, body, args, before in runs:
+            if before is not None:
+                before()
+            samples[label].append(run(body, *args))
+    for label, rows in samples.items():
+        failed = [row for row in rows if "error" in row]
+        table[label] = failed[0] if failed else {
+            key: statistics.median(row[key] for row in rows) for key in ("wall_s", "work_s", "rss_mb")}
 
 
 def report(title: str, size_mb: float, table: dict, baseline: str) -> None:
@@ -157,42 +197,61 @@ def report(title: str, size_mb: float, table: dict, baseline: str) -> None:
 def single_trace(name: str, path: Path, work: Path, repeats: int) -> dict:
     size_mb = path.stat().st_size / 2**20
     table: dict = {}
-    for label, body in CONTENDERS.items():
-        measure(label, body, [str(path)], repeats, table)
     cli = synchunt_cli()
     common = [str(path), "--format", "json", "--output", str(work / "out.json"), "--force", "--no-progress"]
-    measure("synchunt analyze (1 process)", cli, [*common, "--no-cache"], repeats, table)
-    measure("synchunt analyze --workers 2", cli, [*common, "--no-cache", "--workers", "2"], repeats, table)
     cache = work / f"cache-{name}"
-    shutil.rmtree(cache, ignore_errors=True)
-    measure("synchunt analyze (fills cache)", cli, [*common, "--cache-dir", str(cache)], 1, table)
-    measure("synchunt analyze (cached)", cli, [*common, "--cache-dir", str(cache), "--mode", "latent"], repeats,
-            table)
-    report(name, size_mb, table, "msgspec typed decode")
+    runs = [(label, body, [str(path)], None) for label, body in CONTENDERS.items()]
+    runs += [("synchunt analyze (1 process)", cli, [*common, "--no-cache"], None),
+             ("synchunt analyze --workers 2", cli, [*common, "--no-cache", "--workers", "2"], None),
+             ("synchunt analyze (fills cache)", cli, [*common, "--cache-dir", str(cache)],
+              lambda: shutil.rmtree(cache, ignore_errors=True)),
+             ("synchunt analyze (cached)", cli, [*common, "--cache-dir", str(cache), "--mode", "latent"], None)]
+    measure(runs, repeats, table)
+    library = [run(_LIBRARY_CACHE, str(path), str(work / f"library-cache-{name}")) for _ in range(repeats)]
+    if not any("error" in row for row in library):
+        first, cached = (statistics.median(row[key] for row in library) for key in ("first_s", "cached_s"))
+        table["library"] = {"first_s": first, "cached_s": cached}
+    report(name, size_mb, {k: v for k, v in table.items() if k != "library"}, "msgspec typed decode")
+    if "library" in table:
+        row = table["library"]
+        print(f"  library analyze() in one process: first {row['first_s']:.2f} s, cached re-analysis "
+              f"{row['cached_s']:.2f} s ({row['cached_s'] / row['first_s']:.2f}x)")
     return table
 
 
-def ranks(work: Path, source: Path, repeats: int) -> dict:
-    folder = work / "ranks"
+def ranks(work: Path, source: Path, repeats: int, rank_mb: int) -> dict:
+    """8 rank traces of about ``rank_mb`` MB each (the source replicated), analysed on 1 and 2 workers and dask,
+    beside the bare decode of the same files in 1 and 2 processes (what this machine's two cores give)."""
+    folder = work / f"ranks-{rank_mb}mb"
     if not folder.exists():
         folder.mkdir()
         for rank in range(8):
-            replicate(source, folder / f"rank{rank}.json", 1, rank=rank)
-    size_mb = sum(p.stat().st_size for p in folder.iterdir()) / 2**20
+            replicate(source, folder / f"rank{rank}.json", rank_mb << 20, rank=rank, at_least=False)
+    files = sorted(str(p) for p in folder.iterdir())
+    size_mb = sum(Path(p).stat().st_size for p in files) / 2**20
     table: dict = {}
-    outputs = {}
+    outputs: dict[str, Path] = {}
+    runs = [("bare decode, 1 process", _BARE_RANKS_SERIAL, files, None),
+            ("bare decode, 2 processes", _BARE_RANKS_PAIR, files, None)]
     for label, extra in (("8 ranks, 1 worker", ["--workers", "1"]), ("8 ranks, 2 workers", ["--workers", "2"]),
                          ("8 ranks, dask LocalCluster x2", ["--executor", "dask", "--workers", "2"])):
-        out = work / f"ranks-{len(outputs)}.json"
+        out = outputs[label] = work / f"ranks-{rank_mb}mb-{len(outputs)}.json"
         out.unlink(missing_ok=True)  # a run that fails must not compare a previous run's output
-        measure(label, synchunt_cli(), [str(folder), "--format", "json", "--output", str(out), "--no-cache",
-                                        "--no-progress", *extra], repeats, table)
-        outputs[label] = json.loads(out.read_text()) if out.exists() else None
-    report("8 rank traces (GPU, A100 rank copies)", size_mb, table, "")
-    same = None not in outputs.values() and len({json.dumps(o, sort_keys=True) for o in outputs.values()}) == 1
+        runs.append((label, synchunt_cli(), [str(folder), "--format", "json", "--output", str(out), "--force",
+                                             "--no-cache", "--no-progress", *extra], None))
+    measure(runs, repeats, table)
+    report(f"8 rank traces of {size_mb / 8:.0f} MB (GPU, A100 rank copies)", size_mb, table, "")
+    texts = [out.read_text() if out.exists() and "error" not in table[label] else None
+             for label, out in outputs.items()]
+    same = None not in texts and len({json.dumps(json.loads(t), sort_keys=True) for t in texts}) == 1
     print(f"  identical results across executors: {same}")
     table["identical"] = same
     return table
+
+
+def library_ratio(table: dict) -> str:
+    row = table.get("library")
+    return f"{row['cached_s'] / row['first_s']:.2f}" if row else "not measured"
 
 
 def main() -> None:
@@ -200,8 +259,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/synchunt-scale"))
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--mb", type=int, default=220, help="size of each replicated trace")
+    parser.add_argument("--rank-mb", type=int, nargs="+", default=[25, 100],
+                        help="size of each of the 8 rank traces (one set per size)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    compileall.compile_dir(REPO / "synchunt", quiet=1)
     cpu = args.work / "cpu-with-stack.json"
     if not cpu.exists():
         replicate(cpu_base(args.work / "cpu-base.json", 3000), cpu, args.mb << 20)
@@ -210,7 +272,7 @@ def main() -> None:
         replicate(GPU_SOURCE, gpu, args.mb << 20)
     results = {"cpu": single_trace("with-stack CPU trace", cpu, args.work, args.repeats),
                "gpu": single_trace("GPU trace (A100, replicated)", gpu, args.work, args.repeats),
-               "ranks": ranks(args.work, GPU_SOURCE, args.repeats)}
+               "ranks": {mb: ranks(args.work, GPU_SOURCE, args.repeats, mb) for mb in args.rank_mb}}
     for name in ("cpu", "gpu"):
         table, size = results[name], (cpu if name == "cpu" else gpu).stat().st_size / 2**20
         bare = table["msgspec typed decode"]["wall_s"]
@@ -221,12 +283,16 @@ def main() -> None:
             continue
         print(f"{name}: P1 analyze/msgspec={one['wall_s'] / bare:.2f} (goal ≤ 1.5), workers2/msgspec="
               f"{two['wall_s'] / bare:.2f} (goal ≤ 1.0); P2 RSS/file={one['rss_mb'] / size:.2f} (goal ≤ 1.0); "
-              f"P6 cached/first={cached['wall_s'] / one['wall_s']:.2f} (goal ≤ 0.15)")
-    r = results["ranks"]
-    serial, pooled = r["8 ranks, 1 worker"], r["8 ranks, 2 workers"]
-    if "wall_s" in serial and "wall_s" in pooled:
-        print(f"ranks: P3 1 worker/2 workers={serial['wall_s'] / pooled['wall_s']:.2f} (goal ≥ 1.8); "
-              f"dask identical={r['identical']}")
+              f"P6 cached/first={cached['wall_s'] / one['wall_s']:.2f} (goal ≤ 0.15; in one process: "
+              f"{library_ratio(table)})")
+    for mb, r in results["ranks"].items():
+        serial, pooled = r["8 ranks, 1 worker"], r["8 ranks, 2 workers"]
+        bare_serial, bare_pair = r["bare decode, 1 process"], r["bare decode, 2 processes"]
+        if all("wall_s" in row for row in (serial, pooled, bare_serial, bare_pair)):
+            ceiling = bare_serial["wall_s"] / bare_pair["wall_s"]
+            print(f"ranks of {mb} MB: P3 1 worker/2 workers={serial['wall_s'] / pooled['wall_s']:.2f} (goal ≥ 1.8; "
+                  f"the bare decode of the same files, 1/2 processes: {ceiling:.2f}); dask identical={r['identical']}")
+
 
 if __name__ == "__main__":
     main()
