@@ -95,3 +95,17 @@ def test_table_helpers():
                         "ts": np.array([1, 2, 3], dtype=np.int32)}, {}, 3)
     assert table.array("pid").tolist() == [4, "x", 4] and table.array("ts").dtype == np.float64
     assert table.id_codes("pid")[1] == [4, "x"] and table.keys == ("pid", "ts")
+
+
+def test_row_strings_and_membership_read_codes_with_missing_rows():
+    """Per-row strings looked up on access equal the built array for an index, rows and a mask; a missing
+    value (code -1) reads "nan" and is in no set of wanted values."""
+    column = CodedColumn(np.array([1, -1, 0, 1, 2], dtype=np.int8), np.array(["b", "a", 7], dtype=object))
+    rows = column.row_strings()
+    assert column.strings().tolist() == ["a", "nan", "b", "a", "7"] and len(rows) == 5
+    assert rows[1] == "nan" and rows[4] == "7"
+    assert rows[np.array([2, 0])].tolist() == ["b", "a"]
+    assert rows[np.array([True, False, False, True, True])].tolist() == ["a", "a", "7"]
+    table = EventTable({}, {"name": column}, 5)
+    assert table.is_in("name", ["a", 7, "absent"]).tolist() == [True, False, False, True, True]
+    assert table.is_in("name", []).tolist() == [False] * 5
