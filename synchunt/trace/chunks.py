@@ -47,6 +47,21 @@ class EventSplitter:
         self._buffer = bytearray()
         self._searched = 0
 
+    @classmethod
+    def primed(cls, boundary: bytes, head: bytes = b"", slice_bytes: int = SLICE_BYTES) -> EventSplitter:
+        """A splitter for bytes that start at an event start of a known layout (a byte range of the file past
+        its first event): ``head`` is what precedes the event array, for `finish` to read the metadata with."""
+        splitter = cls(slice_bytes)
+        splitter.head, splitter.boundary, splitter.found = head, boundary, True
+        return splitter
+
+    def rest(self) -> bytes | None:
+        """The whole events left in the buffer as one JSON array (a byte range that ends where an event
+        starts), or None when only whitespace is left."""
+        if not self._buffer.strip(_WHITESPACE):
+            return None
+        return self._slice(0, len(self._buffer))
+
     @property
     def layout(self) -> str:
         return "lines" if self.boundary else "whole"

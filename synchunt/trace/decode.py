@@ -4,7 +4,8 @@ The file is read in blocks (gzip inflated on the way); `EventSplitter` cuts the 
 events, each slice is decoded by msgspec into typed structs and reduced to columns at once (`decode_slice`, which
 worker processes can run), and only the columns are kept: memory stays near one slice plus the columns. When the
 slices do not decode (an unexpected layout) the file is decoded in one go instead. A trace cut mid-write keeps
-the events before the cut and says so in ``partial``.
+the events before the cut and says so in ``partial``. With workers, a plain file is decoded in byte ranges, one
+per process (`synchunt.trace.ranges`); a gzip file's slices are handed to the workers as they are inflated.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import msgspec
 from synchunt.errors import TraceError
 from synchunt.executor import Executor, Finished, Pending
 from synchunt.progress import NULL_PROGRESS, Progress
+from synchunt.trace import ranges as ranges_module
 from synchunt.trace import schema
 from synchunt.trace.chunks import SLICE_BYTES, Ending, EventSplitter
 from synchunt.trace.columns import ColumnChunk, merge, reduce_fast, reduce_loose
 from synchunt.trace.schema import ALL_FIELDS, FieldSet
+from synchunt.trace.slices import SliceError, decode_slice
 from synchunt.trace.source import DEFAULT_MAX_BYTES, ByteStream, PartialRead, check_file, read_bytes
 
 READ_BYTES = 1 << 20
@@ -39,28 +42,10 @@ class DecodedTrace:
     metadata: dict[str, Any]
     events: int  # events of every kind decoded
     partial: PartialRead | None = None
-    layout: str = "lines"  # how it was decoded: "lines" (sliced), "whole" (one slice) or "one-shot"
+    # how it was decoded: "lines" (sliced), "ranges" (sliced, a byte range per process), "whole" (one slice) or
+    # "one-shot"
+    layout: str = "lines"
     fields: FieldSet = ALL_FIELDS  # the field set decoded
-
-
-class SliceError(Exception):
-    """A slice that is not a JSON array of events."""
-
-
-def decode_slice(payload: bytes | memoryview, fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
-    """One slice (a JSON array of events) → its columns. Module-level so worker processes can run it."""
-    try:
-        return reduce_fast(schema.FAST_EVENTS_DECODERS[fields.name].decode(payload), fields)
-    except msgspec.ValidationError:
-        pass
-    except msgspec.DecodeError as error:
-        raise SliceError(str(error)) from None
-    except RecursionError:
-        raise SliceError("nested too deeply") from None
-    try:
-        return reduce_loose(schema.LOOSE_EVENTS_DECODER.decode(payload), fields)
-    except (msgspec.DecodeError, RecursionError) as error:
-        raise SliceError(str(error) or "nested too deeply") from None
 
 
 def decode(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, pool: Executor | None = None,
@@ -73,9 +58,14 @@ def decode(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, pool: Executor | N
     """
     path = Path(path)
     size = check_file(path).st_size
+    pool = pool or Executor()
     try:
         with progress.task(f"read {path.name}", total=size) as task:
-            return _streamed(path, max_bytes, pool or Executor(), task, slice_bytes, fields)
+            ranges = ranges_module.plan(path, size, pool.workers + 1) if pool.parallel and size <= max_bytes \
+                else None
+            if ranges is not None:
+                return _ranged(path, ranges, size, max_bytes, pool, task, slice_bytes, fields)
+            return _streamed(path, max_bytes, pool, task, slice_bytes, fields)
     except SliceError:
         return _one_shot(path, read_bytes(path, max_bytes), fields)
     except RecursionError:
@@ -86,11 +76,29 @@ def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes
               fields: FieldSet) -> DecodedTrace:
     # Blocks much smaller than a slice: after each cut only the tail of one block is left to move up.
     stream = ByteStream(path, max_bytes=max_bytes, reuse=True, block_bytes=READ_BYTES)
-    splitter = EventSplitter(slice_bytes)
+    return _stream_to_end(path, stream, EventSplitter(slice_bytes), pool, task, fields, [])
+
+
+def _ranged(path: Path, ranges: ranges_module.RangePlan, size: int, max_bytes: int, pool: Executor, task: Any,
+            slice_bytes: int, fields: FieldSet) -> DecodedTrace:
+    """Every range but the last decoded by the workers, the last one here (see `synchunt.trace.ranges`)."""
+    *theirs, (start, _) = ranges.ranges(size)
+    earlier = [pool.submit(ranges_module.decode_range, path, a, b, ranges.boundary, fields, slice_bytes)
+               for a, b in theirs]
+    task.advance(start)  # the workers' share, counted as read: this process reads from `start` on
+    stream = ByteStream(path, max_bytes=max_bytes, reuse=True, block_bytes=READ_BYTES, start=start)
+    splitter = EventSplitter.primed(ranges.boundary, ranges.head, slice_bytes)
+    return _stream_to_end(path, stream, splitter, Executor(), task, fields, earlier)
+
+
+def _stream_to_end(path: Path, stream: ByteStream, splitter: EventSplitter, pool: Executor, task: Any,
+                   fields: FieldSet, earlier: list[Pending]) -> DecodedTrace:
+    """Decode what ``stream`` holds up to the end of the file, after the columns ``earlier`` brings back (the
+    ranges before the stream's start, from workers): the metadata after the array, or what a cut leaves."""
     endings: list[Ending] = []
 
     def slices() -> Iterator[bytes | memoryview]:
-        reported = 0
+        reported = stream.compressed_read
         for block in stream:
             task.advance(stream.compressed_read - reported)
             reported = stream.compressed_read
@@ -100,10 +108,11 @@ def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes
         yield from ending.slices
 
     chunks = _decode_slices(slices(), pool, fields)
+    chunks[:0] = [chunk for pending in earlier for chunk in pending.result()]
     ending = endings[0]
     if not splitter.found:
         return _one_shot(path, splitter.remainder(), fields)
-    layout = splitter.layout
+    layout = "ranges" if earlier else splitter.layout
     if ending.tail is not None:
         metadata = _metadata(path, splitter.head or b"", ending.tail)
         return _assemble(chunks, metadata, None, layout, fields)

@@ -91,17 +91,21 @@ class ByteStream:
     """
 
     def __init__(self, path: Path, *, block_bytes: int = BLOCK_BYTES, max_bytes: int = DEFAULT_MAX_BYTES,
-                 reuse: bool = False):
+                 reuse: bool = False, start: int = 0, stop: int | None = None):
         self.path = path
         self.block_bytes = block_bytes
         self.max_bytes = max_bytes
         self.reuse = reuse  # plain files: each block is a view of one buffer, valid until the next block
-        self.bytes_read = 0
-        self.compressed_read = 0
+        # A byte range [start, stop) of a plain file (one process's share of it); the counts below are
+        # positions in the file, so caps, progress and a partial read's figures read as for the whole file.
+        self.stop = stop
+        self.bytes_read = start
+        self.compressed_read = start
         self.truncated = False
         check_file(path)
         try:
             self._handle = path.open("rb")
+            self._handle.seek(start)
         except OSError as error:
             raise TraceError(f"cannot read trace {path}: {error.strerror or error}") from None
 
@@ -110,8 +114,9 @@ class ByteStream:
 
     def __iter__(self) -> Iterator[bytes | memoryview]:
         try:
+            ranged = self.compressed_read > 0 or self.stop is not None
             first = self._read(self.block_bytes)
-            blocks = self._gunzip(first) if first[:2] == _GZIP_MAGIC else self._plain(first)
+            blocks = self._gunzip(first) if first[:2] == _GZIP_MAGIC and not ranged else self._plain(first)
             blank_run = 0  # bytes of JSON whitespace at the end of what was passed on
             for block in blocks:
                 self.bytes_read += len(block)
@@ -127,9 +132,13 @@ class ByteStream:
         finally:
             self.close()
 
+    def _room(self, count: int) -> int:
+        """At most ``count`` bytes, and none past ``stop``."""
+        return count if self.stop is None else max(0, min(count, self.stop - self.compressed_read))
+
     def _read(self, count: int) -> bytes:
         try:
-            data = self._handle.read(count)
+            data = self._handle.read(self._room(count))
         except OSError as error:
             raise TraceError(f"cannot read trace {self.path}: {error.strerror or error}") from None
         self.compressed_read += len(data)
@@ -149,7 +158,7 @@ class ByteStream:
         with memoryview(buffer) as view:
             while True:
                 try:
-                    count = self._handle.readinto(view)
+                    count = self._handle.readinto(view[:self._room(len(view))])
                 except OSError as error:
                     raise TraceError(f"cannot read trace {self.path}: {error.strerror or error}") from None
                 if not count:

@@ -1,0 +1,72 @@
+"""One plain trace file decoded by several processes, each reading its own byte range of the event array.
+
+Handing slices to workers costs this process their bytes (copied, pickled, written to a pipe by a helper
+thread that waits for the GIL while this process decodes). Here nothing but a range's bounds goes out: the
+head of the file gives the layout (`EventSplitter`: an event starts at newline + the events' indent + ``{``),
+the array is cut at the first event start past each equal share, and each worker reads, slices and decodes
+its range on its own; this process decodes the last range, which holds the array's end (the metadata after
+it, or the cut of a trace written half-way). A range whose slices do not decode raises `SliceError`, and the
+file is then decoded in one go, as when streamed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from synchunt.trace.chunks import SLICE_BYTES, EventSplitter
+from synchunt.trace.columns import ColumnChunk
+from synchunt.trace.schema import ALL_FIELDS, FieldSet
+from synchunt.trace.slices import decode_slice
+from synchunt.trace.source import ByteStream, head_bytes, is_gzip
+
+WINDOW_BYTES = 1 << 20  # how far past a share's end an event start is looked for (and the head read)
+MIN_RANGE_BYTES = 4 << 20  # below this a range is not worth a process
+
+
+@dataclass(frozen=True)
+class RangePlan:
+    """Where the event array's events start, the layout, and the cuts between the ranges (event starts)."""
+
+    head: bytes  # the file's bytes before the event array's ``[``
+    boundary: bytes  # newline + indent + ``{``
+    starts: tuple[int, ...]  # each range's first byte: the first event, then one cut per range after it
+
+    def ranges(self, size: int) -> list[tuple[int, int]]:
+        """(start, stop) of every range, the last ending at the end of the file."""
+        return list(zip(self.starts, (*self.starts[1:], size), strict=True))
+
+
+def plan(path: Path, size: int, parts: int) -> RangePlan | None:
+    """Cut the file's event array into ``parts`` ranges of about equal size, or None when it cannot be cut so
+    (gzip, a bare array, an unknown layout, no event start near a cut, ranges too small)."""
+    if parts < 2 or size < parts * MIN_RANGE_BYTES or is_gzip(path):
+        return None
+    splitter = EventSplitter()
+    list(splitter.views(head_bytes(path, WINDOW_BYTES, decompress=False)))
+    if not splitter.found or splitter.boundary is None or not splitter.head:
+        return None
+    first = len(splitter.head) + 1  # just past the array's '['
+    starts = [first]
+    with path.open("rb") as handle:
+        for k in range(1, parts):
+            share = first + (size - first) * k // parts
+            handle.seek(share)
+            found = handle.read(WINDOW_BYTES).find(splitter.boundary)
+            if found < 0 or share + found <= starts[-1]:
+                return None
+            starts.append(share + found)
+    return RangePlan(splitter.head, splitter.boundary, tuple(starts))
+
+
+def decode_range(path: Path, start: int, stop: int, boundary: bytes, fields: FieldSet = ALL_FIELDS,
+                 slice_bytes: int = SLICE_BYTES) -> list[ColumnChunk]:
+    """The columns of the whole events in [start, stop), which starts where an event does and ends where the
+    next range's first event does. Module-level: worker processes run it."""
+    splitter = EventSplitter.primed(boundary, slice_bytes=slice_bytes)
+    stream = ByteStream(path, reuse=True, block_bytes=WINDOW_BYTES, start=start, stop=stop)
+    chunks = [decode_slice(view, fields) for block in stream for view in splitter.views(block)]
+    rest = splitter.rest()
+    if rest is not None:
+        chunks.append(decode_slice(rest, fields))
+    return chunks
