@@ -246,7 +246,25 @@ def ranks(work: Path, source: Path, repeats: int, rank_mb: int) -> dict:
     same = None not in texts and len({json.dumps(json.loads(t), sort_keys=True) for t in texts}) == 1
     print(f"  identical results across executors: {same}")
     table["identical"] = same
+    table["largest_mb"] = max(Path(p).stat().st_size for p in files) / 2**20
     return table
+
+
+def rss_projection(results: dict, gpu_mb: float) -> str:
+    """P2's projection: peak RSS as a line through the smallest and the largest one-process runs on GPU traces
+    (one rank at a time on 1 worker, and the replicated trace), read at 2 GB."""
+    points = [(r["largest_mb"], r["8 ranks, 1 worker"]["rss_mb"]) for r in results["ranks"].values()
+              if "rss_mb" in r["8 ranks, 1 worker"]]
+    one = results["gpu"]["synchunt analyze (1 process)"]
+    if "rss_mb" in one:
+        points.append((gpu_mb, one["rss_mb"]))
+    (small, small_rss), (large, large_rss) = min(points), max(points)
+    if large <= small:
+        return "P2 projection: not enough sizes measured"
+    slope = (large_rss - small_rss) / (large - small)
+    at = small_rss + slope * (2048 - small)
+    return (f"P2 projection (GPU traces, peak RSS = {small_rss - slope * small:.0f} MB + {slope:.2f} x size, from "
+            f"{small:.0f} and {large:.0f} MB): a 2 GB trace needs about {at / 1024:.1f} GB (24 GB here)")
 
 
 def library_ratio(table: dict) -> str:
@@ -285,6 +303,7 @@ def main() -> None:
               f"{two['wall_s'] / bare:.2f} (goal ≤ 1.0); P2 RSS/file={one['rss_mb'] / size:.2f} (goal ≤ 1.0); "
               f"P6 cached/first={cached['wall_s'] / one['wall_s']:.2f} (goal ≤ 0.15; in one process: "
               f"{library_ratio(table)})")
+    print(rss_projection(results, gpu.stat().st_size / 2**20))
     for mb, r in results["ranks"].items():
         serial, pooled = r["8 ranks, 1 worker"], r["8 ranks, 2 workers"]
         bare_serial, bare_pair = r["bare decode, 1 process"], r["bare decode, 2 processes"]
