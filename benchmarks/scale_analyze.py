@@ -4,7 +4,8 @@ Builds (once, under --work) a with-stack CPU trace from a torch.profiler run rep
 (timestamps shifted per copy) and a real GPU trace (../shared/traces/real, A100) replicated the same way, then
 runs side by side: the bare msgspec typed decode of the same bytes (the fields synchunt keeps, default structs:
 the practical limit), json.loads, orjson.loads and HTA's parser when installed, and the `synchunt analyze` CLI
-(1 and 2 workers, then a cached re-analysis); then 8 rank traces with 1 and 2 workers and on dask, at each
+(1 and 2 workers, then a cached re-analysis), and the same first and cached analyses through the library in one
+process; then 8 rank traces with 1 and 2 workers and on dask, beside the bare decode of the same files, at each
 --rank-mb size (25 MB: one copy of the A100 rank, where the CLI's start-up is a large share; 100 MB: still small
 beside real ranks of 1-4 GB). Prints wall time and peak RSS of each process, and the ratios of the goals in
 docs/benchmarks.md. The package's bytecode is compiled first, as `pip install` does, so that no child spends its
