@@ -39,15 +39,15 @@ class FastArgs(msgspec.Struct, gc=False, frozen=True):
 NO_ARGS = FastArgs()
 
 
-class FastEvent(msgspec.Struct, gc=False):
-    ph: str = ""
-    name: str = ""
-    cat: str = ""
-    pid: int | str = 0
-    tid: int | str = 0
-    ts: float = NAN
-    dur: float = 0.0
-    args: FastArgs = NO_ARGS
+def _event(name: str, args: type, no_args: Any) -> type:
+    """An event shape: Kineto's usual types for the fields every event has, and ``args`` (``no_args`` when
+    absent)."""
+    return msgspec.defstruct(name, [("ph", str, ""), ("name", str, ""), ("cat", str, ""), ("pid", int | str, 0),
+                                    ("tid", int | str, 0), ("ts", float, NAN), ("dur", float, 0.0),
+                                    ("args", args, no_args)], gc=False)
+
+
+FastEvent = _event("FastEvent", FastArgs, NO_ARGS)
 
 
 class AnalysisArgs(msgspec.Struct, gc=False, frozen=True):
@@ -62,15 +62,7 @@ class AnalysisArgs(msgspec.Struct, gc=False, frozen=True):
 ANALYSIS_NO_ARGS = AnalysisArgs()
 
 
-class AnalysisEvent(msgspec.Struct, gc=False):
-    ph: str = ""
-    name: str = ""
-    cat: str = ""
-    pid: int | str = 0
-    tid: int | str = 0
-    ts: float = NAN
-    dur: float = 0.0
-    args: AnalysisArgs = ANALYSIS_NO_ARGS
+AnalysisEvent = _event("AnalysisEvent", AnalysisArgs, ANALYSIS_NO_ARGS)
 
 
 class LooseArgs(msgspec.Struct, gc=False, frozen=True):
