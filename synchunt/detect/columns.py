@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from synchunt.trace import Trace, vocab
-from synchunt.trace.table import RowStrings
+from synchunt.trace.table import RowStrings, value_mask
 from synchunt.trace.tree import ancestor_lists, ancestors
 
 
@@ -48,11 +48,11 @@ class Columns:
     def in_categories(self, categories: Iterable[str]) -> np.ndarray:
         """Rows whose category is one of ``categories`` (a boolean mask)."""
         wanted = set(categories)
-        return _mask(self.cat_codes, [str(c) in wanted for c in self.cat_vocabulary.tolist()])
+        return value_mask(self.cat_codes, (str(c) in wanted for c in self.cat_vocabulary.tolist()))
 
     def named(self, test: Callable[[str], bool]) -> np.ndarray:
         """Rows whose name passes ``test`` (asked once per distinct name)."""
-        return _mask(self.name_codes, [test(str(n)) for n in self.name_vocabulary.tolist()])
+        return value_mask(self.name_codes, (test(str(n)) for n in self.name_vocabulary.tolist()))
 
     def chain(self, index: int) -> list[int]:
         """The event's enclosing host events, innermost first."""
@@ -88,8 +88,3 @@ class Columns:
     def plain(value: object) -> int | str:
         """A numpy scalar id as a Python int (or the string id as it is)."""
         return value.item() if hasattr(value, "item") else value  # type: ignore[return-value]
-
-
-def _mask(codes: np.ndarray, per_value: list[bool]) -> np.ndarray:
-    """Row mask from one answer per vocabulary entry (code -1, a missing value, is never selected)."""
-    return np.append(np.asarray(per_value, dtype=bool), False)[codes]

@@ -22,7 +22,7 @@ import numpy as np
 
 from synchunt.trace import vocab
 from synchunt.trace.schema import ALL_FIELDS, LOOSE_NO_ARGS, ROWS_READ, FieldSet
-from synchunt.trace.table import first_appearance_codes
+from synchunt.trace.table import first_appearance_codes, value_mask
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 FLOAT_KEYS = ("ts", "dur")
@@ -100,7 +100,7 @@ class _Rows:
     def _where(self, column: Coded, per_value: list[bool]) -> np.ndarray | None:
         if all(per_value):
             return None
-        return np.flatnonzero(np.append(np.asarray(per_value, dtype=bool), False)[column.codes])
+        return np.flatnonzero(value_mask(column.codes, per_value))
 
     def pick(self, key: str, items: list[Any]) -> tuple[np.ndarray | None, list[Any]]:
         chosen = self._chosen.get(key)

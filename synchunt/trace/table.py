@@ -73,6 +73,11 @@ def _id_array(column: CodedColumn) -> np.ndarray:
     return column.vocabulary[column.codes]
 
 
+def value_mask(codes: np.ndarray, per_value: Iterable[bool]) -> np.ndarray:
+    """Row mask from one answer per vocabulary entry (code -1, a missing value, is never selected)."""
+    return np.append(np.fromiter(per_value, dtype=bool), False)[codes]
+
+
 def compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(codes, return_inverse=True)`` for non-negative integer codes, without sorting when their range
     is small (a mark per possible code): the distinct codes ascending, and each one's position among them."""
@@ -172,10 +177,9 @@ class EventTable:
 
     def is_in(self, key: str, wanted: Iterable[Any]) -> np.ndarray:
         """Whether each row's value of a coded column is one of ``wanted`` (a lookup per code; -1 is never in)."""
+        wanted_set = set(wanted)
         column = self.coded(key)
-        lookup = np.zeros(len(column.vocabulary) + 1, dtype=bool)
-        lookup[self.codes_of(key, wanted)] = True
-        return lookup[column.codes]
+        return value_mask(column.codes, (v in wanted_set for v in column.vocabulary.tolist()))
 
     def is_value(self, key: str, wanted: Any) -> np.ndarray:
         return self.is_in(key, (wanted,))
