@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from synchunt.trace import vocab
+from synchunt.trace.columns import INT_KEYS
 from synchunt.trace.decode import DecodedTrace
 from synchunt.trace.source import PartialRead
 from synchunt.trace.table import (
@@ -20,6 +21,7 @@ from synchunt.trace.table import (
     EventTable,
     compact,
     first_appearance_codes,
+    value_mask,
     vocabulary_array,
 )
 from synchunt.trace.tree import containment
@@ -238,18 +240,15 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
         ts, dur = columns["ts"], columns["dur"]
     end = ts + dur
     cat_codes, cat_values = columns["cat"]
-    host_codes = [i for i, c in enumerate(cat_values) if c in vocab.HOST_CATEGORIES]
     ids = {key: _coded(columns[key]) if isinstance(columns[key], tuple) else columns[key] for key in IDS}
-    parent, depth = host_tree(*(_id_codes(ids[key]) for key in IDS), ts, dur, np.isin(cat_codes, host_codes))
-    arrays = {**ids, "ts": ts, "dur": dur, "end": end, **{key: columns[key] for key in _ID_COLUMNS if key in columns},
+    parent, depth = host_tree(*(_id_codes(ids[key]) for key in IDS), ts, dur,
+                              value_mask(cat_codes, (c in vocab.HOST_CATEGORIES for c in cat_values)))
+    arrays = {**ids, "ts": ts, "dur": dur, "end": end, **{key: columns[key] for key in INT_KEYS if key in columns},
               "parent": parent, "depth": depth}
     coded = {key: _coded(columns[key]) for key in CODED if key in columns}
     return Trace(path=path, table=EventTable(arrays, coded, len(ts)),
                  thread_rows=thread_rows(decoded.threads, decoded.metadata), metadata=decoded.metadata,
                  partial=decoded.partial)
-
-
-_ID_COLUMNS = ("correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes")
 
 
 def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
