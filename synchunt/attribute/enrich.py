@@ -8,38 +8,34 @@ import numpy as np
 
 from synchunt.attribute.model import CallSite, SetAsideCall, Sync, Thread
 from synchunt.detect import Detection
+from synchunt.detect.columns import Columns
 from synchunt.impact import measure
 from synchunt.rules import get_rule
 from synchunt.sites import SCOPE_SEPARATOR, Frame, FrameFilter, parse_call_stack, split_annotations
 from synchunt.trace import Trace, vocab
-from synchunt.trace.tree import ancestor_lists
 
 
 def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> tuple[Sync, ...]:
     """One record per detected sync, with everything a reader needs to find and judge it.
 
-    The enclosing events of every sync are found at once (`ancestor_lists`), and what depends only on the names
+    The enclosing events of every sync are found at once (`Columns.chains`), and what depends only on the names
     along a chain (the stack, its call site, the op chain and scopes) is worked out once per distinct chain."""
     records = detection.records
     impacts = measure(trace, detection)
     frame_filter = frame_filter.for_trace(trace.synchunt)  # decide by where the capture saw each file live
     thread = functools.cache(lambda pid, tid: Thread(tid=tid, pid=pid, name=str(trace.thread_name(pid, tid))))
     rank, path = trace.rank, str(trace.path)
-    chains = ancestor_lists(trace.column("parent"), [sync.event for sync in records])
-    rows = np.fromiter((a for chain in chains for a in chain), np.int64)
-    name, cat = trace.table.coded("name"), trace.table.coded("cat")
-    chain_names = name.vocabulary[name.codes[rows]].tolist()
-    chain_cats = [str(c) for c in cat.vocabulary.tolist()]
-    chain_cat = [chain_cats[c] for c in cat.codes[rows].tolist()]
-    own_cats = [chain_cats[c] for c in cat.codes[[sync.event for sync in records]].tolist()] if records else []
+    columns = Columns.of(trace)
+    events = np.fromiter((sync.event for sync in records), np.int64, len(records))
+    chains = columns.chains(events)
+    own_cats = columns.cats[events].tolist()
     place = functools.cache(functools.partial(_place, frame_filter))
     kind = functools.cache(lambda code: get_rule(code).kind.value)
     call_stacks = trace.table.coded("call_stack")
-    start = 0
     out = []
-    for sync, impact, chain, own_cat in zip(records, impacts, chains, own_cats, strict=True):
-        along = tuple(zip(chain_names[start:start + len(chain)], chain_cat[start:start + len(chain)], strict=True))
-        start += len(chain)
+    for sync, impact, chain, links, own_cat in zip(records, impacts, chains, columns.along(chains), own_cats,
+                                                  strict=True):
+        along = tuple(links)  # hashable: `place` is worked out once per distinct chain
         text = None
         if not any(c == vocab.PYTHON_FUNCTION for _, c in along):  # no Python frames: a Call stack argument
             codes = call_stacks.codes[[sync.event, *chain]].tolist()
