@@ -117,7 +117,7 @@ def _blocks_only_into_pageable(name: str) -> bool:
 def _sync_kinds(trace: Trace, columns: Columns) -> dict[int, str]:
     """Correlation id → the ``cuda_sync`` kind recorded for that runtime call."""
     mask = columns.in_categories((vocab.CUDA_SYNC,))
-    kinds = trace.values("sync_kind")[mask]
+    kinds = trace.values("sync_kind", mask)
     return {int(c): str(k) for c, k in zip(columns.correlation[mask], kinds, strict=True) if c >= 0 and k}
 
 

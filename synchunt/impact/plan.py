@@ -130,7 +130,7 @@ def _sync_records(trace: Trace, index: ActivityIndex) -> dict[int, list[tuple[st
     """Kineto's ``cuda_sync`` records by correlation id: (kind, device code, stream lane or None)."""
     rows = np.flatnonzero(trace.in_categories((vocab.CUDA_SYNC,)))
     out: dict[int, list[tuple[str, int | None, int | None]]] = defaultdict(list)
-    kinds, names = trace.values("sync_kind")[rows], trace.values("name")[rows]
+    kinds, names = trace.values("sync_kind", rows), trace.values("name", rows)
     correlations, pids, streams = trace.column("correlation"), trace.column("pid"), trace.column("stream")
     for k, row in enumerate(rows.tolist()):
         corr = int(correlations[row])

@@ -105,9 +105,10 @@ class Trace:
         """A coded column's value per row as ``str`` ("nan" where missing, as ``astype(str)`` gives)."""
         return self.table.coded(column).strings()
 
-    def values(self, column: str) -> np.ndarray:
-        """A coded column's value per row as stored (str or bytes; NaN where missing, as pandas gives)."""
-        return self.table.coded(column).values()
+    def values(self, column: str, rows: Any = None) -> np.ndarray:
+        """A coded column's value per row (of ``rows`` only, when given: an index array or a mask) as stored (str
+        or bytes; NaN where missing, as pandas gives)."""
+        return self.table.coded(column).values(rows)
 
     @property
     def rank(self) -> int | None:

@@ -34,9 +34,10 @@ class CodedColumn:
     codes: np.ndarray
     vocabulary: np.ndarray
 
-    def values(self) -> np.ndarray:
-        """Each row's value, NaN where missing (what pandas' ``Categorical.to_numpy()`` gives)."""
-        return np.append(self.vocabulary, np.nan)[self.codes]
+    def values(self, rows: Any = None) -> np.ndarray:
+        """Each row's value (of ``rows`` only, when given), NaN where missing (what pandas'
+        ``Categorical.to_numpy()`` gives)."""
+        return np.append(self.vocabulary, np.nan)[self.codes if rows is None else self.codes[rows]]
 
     def strings(self) -> np.ndarray:
         """Each row's value as ``str`` ("nan" where missing, as ``astype(str)`` gives)."""
