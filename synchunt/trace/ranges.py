@@ -18,7 +18,7 @@ from synchunt.trace.chunks import SLICE_BYTES, EventSplitter
 from synchunt.trace.columns import ColumnChunk
 from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.slices import decode_slice
-from synchunt.trace.source import ByteStream, head_bytes, is_gzip
+from synchunt.trace.source import ByteStream, head_bytes, is_gzip_magic
 
 WINDOW_BYTES = 1 << 20  # how far past a share's end an event start is looked for (and the head read)
 MIN_RANGE_BYTES = 4 << 20  # below this a range is not worth a process
@@ -40,10 +40,13 @@ class RangePlan:
 def plan(path: Path, size: int, parts: int) -> RangePlan | None:
     """Cut the file's event array into ``parts`` ranges of about equal size, or None when it cannot be cut so
     (gzip, a bare array, an unknown layout, no event start near a cut, ranges too small)."""
-    if parts < 2 or size < parts * MIN_RANGE_BYTES or is_gzip(path):
+    if parts < 2 or size < parts * MIN_RANGE_BYTES:
+        return None
+    head = head_bytes(path, WINDOW_BYTES, decompress=False)
+    if is_gzip_magic(head):
         return None
     splitter = EventSplitter()
-    list(splitter.views(head_bytes(path, WINDOW_BYTES, decompress=False)))
+    list(splitter.views(head))
     if not splitter.found or splitter.boundary is None or not splitter.head:
         return None
     first = len(splitter.head) + 1  # just past the array's '['

@@ -39,7 +39,12 @@ def check_file(path: Path) -> os.stat_result:
 
 
 def is_gzip(path: Path) -> bool:
-    return head_bytes(path, 2, decompress=False) == _GZIP_MAGIC
+    return is_gzip_magic(head_bytes(path, 2, decompress=False))
+
+
+def is_gzip_magic(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is gzip."""
+    return head[:2] == _GZIP_MAGIC
 
 
 def head_bytes(path: Path, count: int, *, decompress: bool = True) -> bytes:
@@ -116,7 +121,7 @@ class ByteStream:
         try:
             ranged = self.compressed_read > 0 or self.stop is not None
             first = self._read(self.block_bytes)
-            blocks = self._gunzip(first) if first[:2] == _GZIP_MAGIC and not ranged else self._plain(first)
+            blocks = self._gunzip(first) if is_gzip_magic(first) and not ranged else self._plain(first)
             blank_run = 0  # bytes of JSON whitespace at the end of what was passed on
             for block in blocks:
                 self.bytes_read += len(block)
