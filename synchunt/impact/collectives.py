@@ -57,8 +57,10 @@ def collective_kernels(trace: Trace) -> tuple[np.ndarray, list[str]]:
     """Start times (sorted) and names of the rank's collective kernels (each distinct name tested once)."""
     kernels = np.flatnonzero(trace.in_categories((vocab.KERNEL,)))
     codes = trace.name_codes[kernels]
-    collective = [code for code in compact(codes)[0].tolist() if is_collective_kernel(str(trace.names[code]))]
-    rows = kernels[np.isin(codes, collective)]
+    collective = np.zeros(len(trace.names) + 1, dtype=bool)  # per name code; the last entry: code -1, no name
+    for code in compact(codes[codes >= 0])[0].tolist():
+        collective[code] = is_collective_kernel(str(trace.names[code]))
+    rows = kernels[collective[codes]]
     ts = trace.column("ts")
     rows = rows[np.argsort(ts[rows], kind="stable")]
     return ts[rows].astype(np.float64), [str(trace.names[code]) for code in trace.name_codes[rows]]

@@ -61,13 +61,14 @@ def test_unreachable_scheduler_is_one_error_line(tmp_path, monkeypatch, capsys):
 def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path):
     """The analysis path reads numpy columns: pandas, pyarrow, rich and the other commands' code stay unloaded,
     on a first run and on a cache hit; so do pydantic (typer 0.29 loads it at every start) and the process pool's
-    modules (a serial run starts no pool)."""
+    modules (a serial run starts no pool), and numpy.ma (``np.isin``/``np.unique`` load it: 10 ms of every start)."""
     trace = tmp_path / "t.json"
     trace.write_bytes(kineto_layout(many_events(40)))
     code = ("import sys; from synchunt.cli import main\n"
             "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
             "loaded = [m for m in ('pandas', 'pyarrow', 'rich', 'synchunt.cli.gate', 'synchunt.cli.audit', "
-            "'synchunt.gate', 'synchunt.report', 'pydantic', 'multiprocessing', 'concurrent.futures') "
+            "'synchunt.gate', 'synchunt.report', 'pydantic', 'multiprocessing', 'concurrent.futures', "
+            "'numpy.ma') "
             "if m in sys.modules]\n"
             "print(loaded, file=sys.stderr)")
     for _ in range(2):  # the second run is a cache hit
