@@ -18,8 +18,8 @@ from synchunt.trace import Trace, vocab
 def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> tuple[Sync, ...]:
     """One record per detected sync, with everything a reader needs to find and judge it.
 
-    The enclosing events of every sync are found at once (`Columns.chains`), and what depends only on the names
-    along a chain (the stack, its call site, the op chain and scopes) is worked out once per distinct chain."""
+    What depends only on the names along a sync's enclosing chain (the stack, its call site, the op chain and
+    scopes) is worked out once per class of chain (`Columns.classes`), not once per sync."""
     records = detection.records
     impacts = measure(trace, detection)
     frame_filter = frame_filter.for_trace(trace.synchunt)  # decide by where the capture saw each file live
@@ -27,20 +27,21 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
     rank, path = trace.rank, str(trace.path)
     columns = Columns.of(trace)
     events = np.fromiter((sync.event for sync in records), np.int64, len(records))
-    chains = columns.chains(events)
+    classes = columns.classes.of(events)
     own_cats = columns.cats[events].tolist()
-    place = functools.cache(functools.partial(_place, frame_filter))
-    kind = functools.cache(lambda code: get_rule(code).kind.value)
+    # Without Python frames a sync is placed by the nearest Call stack argument: its own or an enclosing event's.
     call_stacks = trace.table.coded("call_stack")
+    with_stack = columns.nearest(events, call_stacks.codes >= 0)
+    stack_codes = np.where(with_stack >= 0, call_stacks.codes[np.maximum(with_stack, 0)], -1).tolist()
+    has_frames = functools.cache(lambda cls: any(c == vocab.PYTHON_FUNCTION for _, c in columns.classes.links(cls)))
+    # worked out once per distinct chain (and Call stack)
+    place = functools.cache(lambda cls, code: _place(frame_filter, columns.classes.links(cls),
+                                                     call_stacks.vocabulary[code] if code >= 0 else None))
+    kind = functools.cache(lambda code: get_rule(code).kind.value)
     out = []
-    for sync, impact, chain, links, own_cat in zip(records, impacts, chains, columns.along(chains), own_cats,
-                                                  strict=True):
-        along = tuple(links)  # hashable: `place` is worked out once per distinct chain
-        text = None
-        if not any(c == vocab.PYTHON_FUNCTION for _, c in along):  # no Python frames: a Call stack argument
-            codes = call_stacks.codes[[sync.event, *chain]].tolist()
-            text = next((call_stacks.vocabulary[c] for c in codes if c >= 0), None)
-        site, stack, ops, scope, scopes, step = place(along, text)
+    for sync, impact, cls, stack_code, own_cat in zip(records, impacts, classes.tolist(), stack_codes, own_cats,
+                                                      strict=True):
+        site, stack, ops, scope, scopes, step = place(cls, -1 if has_frames(cls) else stack_code)
         out.append(Sync(
             rule=sync.rule, kind=kind(sync.rule), confirmed=sync.confirmed, op=sync.op,
             op_chain=(*ops, sync.op) if own_cat == vocab.CPU_OP else ops, runtime=sync.runtime,

@@ -5,23 +5,31 @@ matches the sync's rule (``line_source: exact``). Ambiguous or unreadable: the f
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from synchunt.attribute.model import Sync
-from synchunt.lint.locate import Located, Query, locate_all
 from synchunt.source_map import find_source, source_roots
 from synchunt.trace import Trace
+
+if TYPE_CHECKING:  # the lint's matchers load only for a call site whose source is found (most traces have none)
+    from synchunt.lint.locate import Located
+
+# What is asked of one function: (its def line, its name, the rule codes); a `synchunt.lint.locate.Query`'s fields.
+Asked = tuple[int, str, tuple[str, ...]]
 
 
 def exact_lines(records: Sequence[Sync], trace: Trace) -> tuple[Sync, ...]:
     """``records`` with each ``def``-line call site resolved to its syncing line where the source shows it."""
     roots = tuple(source_roots([trace.synchunt]))
-    queries: dict[str, dict[Query, None]] = {}  # per file: every function and rule asked about, each once
+    queries: dict[str, dict[Asked, None]] = {}  # per file: every function and rule asked about, each once
     for record in records:
         site = record.call_site
         if site is not None and site.line_source == "def" and site.line:
             queries.setdefault(site.file, {})[_query(record)] = None
+    if not queries:
+        return tuple(records)
     answers = {(file, query): located for file, asked in queries.items()
                for query, located in _located(file, roots, list(asked)).items()}
     resolved = []
@@ -37,13 +45,13 @@ def exact_lines(records: Sequence[Sync], trace: Trace) -> tuple[Sync, ...]:
     return tuple(resolved)
 
 
-def _query(record: Sync) -> Query:
+def _query(record: Sync) -> Asked:
     site = record.call_site
     assert site is not None
-    return Query(site.def_line or site.line, site.function, (record.rule,))
+    return (site.def_line or site.line, site.function, (record.rule,))
 
 
-def _located(file: str, roots: tuple[str, ...], queries: list[Query]) -> dict[Query, Located]:
+def _located(file: str, roots: tuple[str, ...], asked: list[Asked]) -> dict[Asked, Located]:
     """One read and one lint of ``file`` for all its queries; nothing when its source cannot be read."""
     path = find_source(file, roots)
     if path is None:
@@ -53,4 +61,8 @@ def _located(file: str, roots: tuple[str, ...], queries: list[Query]) -> dict[Qu
             source = handle.read()
     except (OSError, UnicodeDecodeError):
         return {}
-    return locate_all(source, path, queries)
+    from synchunt.lint.locate import Query, locate_all
+
+    queries = [Query(*question) for question in asked]
+    answers = locate_all(source, path, queries)
+    return {question: answers[query] for question, query in zip(asked, queries, strict=True)}

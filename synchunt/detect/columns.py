@@ -6,16 +6,17 @@ Masks over categories and names compare codes (one test per distinct name, not p
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from synchunt.detect.chains import ChainClasses
 from synchunt.trace import Trace, vocab
 from synchunt.trace.table import RowStrings, value_mask
-from synchunt.trace.tree import ancestor_lists, ancestors
+from synchunt.trace.tree import ancestors, nearest
 
 
 @dataclass(frozen=True)
@@ -58,22 +59,16 @@ class Columns:
         """The event's enclosing host events, innermost first."""
         return ancestors(self.parent, index)
 
-    def chains(self, rows: Iterable[int] | np.ndarray) -> list[list[int]]:
-        """`chain` of every row at once."""
-        return ancestor_lists(self.parent, rows if isinstance(rows, np.ndarray) else list(rows))
+    @cached_property
+    def classes(self) -> ChainClasses:
+        """The enclosing chains of rows by class (see `synchunt.detect.chains`)."""
+        return ChainClasses(self.parent, self.name_codes, self.name_vocabulary, self.cat_codes, self.cat_vocabulary)
 
-    def along(self, chains: list[list[int]]) -> list[list[tuple[str, str]]]:
-        """(name, category) of the events of each chain, gathered for every chain at once."""
-        rows = np.fromiter(itertools.chain.from_iterable(chains), np.int64)
-        names = self.name_vocabulary[self.name_codes[rows]].tolist()
-        cats = self.cat_vocabulary[self.cat_codes[rows]].tolist()
-        out = []
-        start = 0
-        for links in chains:
-            end = start + len(links)
-            out.append(list(zip(names[start:end], cats[start:end], strict=True)))
-            start = end
-        return out
+    def nearest(self, rows: np.ndarray, mask: np.ndarray, strict: bool = False) -> np.ndarray:
+        """For each row, the nearest of itself (unless ``strict``) and its enclosing events where ``mask`` holds;
+        -1 where none does."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return nearest(self.parent, self.parent[rows] if strict and len(rows) else rows, mask)
 
     def op_names(self, chain: list[int]) -> list[str]:
         """Names of the ``cpu_op`` events in ``chain`` (innermost first)."""

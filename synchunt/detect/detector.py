@@ -25,7 +25,9 @@ def detect(trace: Trace, mode: Mode | str = Mode.AUTO) -> Detection:
     columns = Columns.of(trace)
     found = confirmed_syncs(trace, columns) if chosen is Mode.CONFIRMED else latent_syncs(trace, columns)
     kept, own = split_profiler_syncs(found, columns)
-    records = tuple(_record(candidate, columns) for candidate in kept)
+    events = [candidate.event for candidate in kept]
+    records = tuple(_record(candidate, columns.plain(pid), columns.plain(tid)) for candidate, pid, tid
+                    in zip(kept, columns.pid[events].tolist(), columns.tid[events].tolist(), strict=True))
     set_aside = tuple(SetAside(event=c.event, runtime=" + ".join(c.runtime) or c.op, ts_us=c.ts_us,
                                stall_us=c.stall_us, pid=columns.plain(columns.pid[c.event]),
                                tid=columns.plain(columns.tid[c.event]), reason=PROFILER_OWN_SYNC.reason)
@@ -33,10 +35,9 @@ def detect(trace: Trace, mode: Mode | str = Mode.AUTO) -> Detection:
     return Detection(mode=chosen, records=records, set_aside=set_aside)
 
 
-def _record(candidate: Candidate, columns: Columns) -> DetectedSync:
+def _record(candidate: Candidate, pid: int | str, tid: int | str) -> DetectedSync:
     return DetectedSync(
         event=candidate.event, rule=candidate.rule, confirmed=candidate.confirmed, op=candidate.op,
         runtime=" + ".join(candidate.runtime), runtime_events=tuple(candidate.runtime_events),
         ts_us=candidate.ts_us, stall_us=candidate.stall_us, stall_source=candidate.stall_source,
-        direction=candidate.direction, pid=columns.plain(columns.pid[candidate.event]),
-        tid=columns.plain(columns.tid[candidate.event]))
+        direction=candidate.direction, pid=pid, tid=tid)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 import numpy as np
 
@@ -20,29 +19,50 @@ def latent_syncs(trace: Trace, columns: Columns) -> list[Candidate]:
     concrete = trace.table.coded("concrete_inputs")
     latent = latent_op_names()
     ops = np.flatnonzero(columns.in_categories((vocab.CPU_OP,)) & columns.named(latent.__contains__))
-    chains = columns.chains(ops)
-    verdicts = cache(_verdict)  # per trace: each distinct chain of op names is judged once
-    candidates: dict[int, Candidate] = {}
-    for i, chain, along in zip(ops.tolist(), chains, columns.along(chains), strict=True):
-        name = columns.names[i]
-        enclosing = tuple(n for n, c in along if c == vocab.CPU_OP)
-        verdict = verdicts(name, enclosing)
+    classes = columns.classes
+    # per trace: each op name under each class of enclosing chain is judged once, each condition once per value
+    verdicts = cache(lambda name, cls: _verdict(str(columns.name_vocabulary[name]), tuple(
+        n for n, c in classes.links(cls) if c == vocab.CPU_OP)))
+    recorded = cache(lambda conditions, code: any(
+        holds(when, concrete.vocabulary[code] if code >= 0 else np.nan) for when in conditions))
+    kept: list[tuple[int, Rule, str | None]] = []
+    for i, name, cls, code in zip(ops.tolist(), columns.name_codes[ops].tolist(), classes.of(ops).tolist(),
+                                  concrete.codes[ops].tolist(), strict=True):
+        verdict = verdicts(name, cls)
         if verdict is None:
             continue
         conditions, rule, under = verdict
-        if None not in conditions:  # every matching pattern has a condition on the recorded arguments
-            code = int(concrete.codes[i])
-            recorded: Any = concrete.vocabulary[code] if code >= 0 else np.nan
-            if not any(holds(when, recorded) for when in conditions):
-                continue
-        anchor = next((a for a, (n, _) in zip(chain, along, strict=True) if n == under), -1) if under else -1
-        candidates[i] = Candidate(event=i, rule=rule.code, confirmed=False, op=name, runtime=[], runtime_events=[],
-                                  ts_us=float(columns.ts[i]), stall_us=float(columns.dur[i]),
-                                  stall_source="op cpu time (latent)", direction=None, anchor=anchor)
+        # every matching pattern has a condition on the recorded arguments: one must hold
+        if None not in conditions and not recorded(conditions, code):
+            continue
+        kept.append((i, rule, under))
+    rows = np.fromiter((i for i, _, _ in kept), dtype=np.int64, count=len(kept))
+    anchors = _anchors(columns, rows, [under for _, _, under in kept])
     # A catalogue op that encloses another candidate is explained by it (count the innermost only).
-    enclosing_candidates = {a for i, chain in zip(ops.tolist(), chains, strict=True) if i in candidates
-                            for a in chain}
-    return merge_by_anchor([c for i, c in candidates.items() if i not in enclosing_candidates])
+    is_candidate = np.zeros(len(columns.parent), dtype=bool)
+    is_candidate[rows] = True
+    enclosing = columns.nearest(rows, is_candidate, strict=True)
+    explained = set(enclosing[enclosing >= 0].tolist())
+    names = columns.name_vocabulary[columns.name_codes[rows]].tolist()
+    return merge_by_anchor([
+        Candidate(event=i, rule=rule.code, confirmed=False, op=str(name), runtime=[], runtime_events=[], ts_us=ts,
+                  stall_us=dur, stall_source="op cpu time (latent)", direction=None, anchor=anchor)
+        for (i, rule, _), name, ts, dur, anchor in zip(kept, names, columns.ts[rows].astype(float).tolist(),
+                                                       columns.dur[rows].astype(float).tolist(), anchors.tolist(),
+                                                       strict=True)
+        if i not in explained])
+
+
+def _anchors(columns: Columns, rows: np.ndarray, unders: list[str | None]) -> np.ndarray:
+    """Each row's nearest enclosing event named ``under`` (the op its sync is charged to); -1 for none."""
+    anchors = np.full(len(rows), -1, dtype=np.int64)
+    by_name: dict[str, list[int]] = {}
+    for position, under in enumerate(unders):
+        if under:
+            by_name.setdefault(under, []).append(position)
+    for under, positions in by_name.items():
+        anchors[positions] = columns.nearest(rows[positions], columns.named(under.__eq__), strict=True)
+    return anchors
 
 
 def _verdict(name: str, enclosing: tuple[str, ...]) -> tuple[tuple[str | None, ...], Rule, str | None] | None:

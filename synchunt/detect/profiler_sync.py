@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 
+from synchunt.detect.chains import ROOT
 from synchunt.detect.columns import Columns
 from synchunt.detect.merge import Candidate
 from synchunt.rules import PROFILER_OWN_SYNC
@@ -19,18 +20,24 @@ def split_profiler_syncs(candidates: list[Candidate], columns: Columns) -> tuple
     last runtime call."""
     kept, own = [], []
     lasts = _ThreadLasts(columns)
-    chains = columns.chains([candidate.event for candidate in candidates])
-    for candidate, chain, along in zip(candidates, chains, columns.along(chains), strict=True):
-        (own if _is_profilers(candidate, chain, along, columns, lasts) else kept).append(candidate)
+    frames = cache(lambda cls: _frames(columns.classes.links(cls)))  # what the chain's Python frames say
+    events = np.fromiter((candidate.event for candidate in candidates), dtype=np.int64, count=len(candidates))
+    for candidate, cls in zip(candidates, columns.classes.of(events).tolist(), strict=True):
+        (own if _is_profilers(candidate, cls, *frames(cls), columns, lasts) else kept).append(candidate)
     return kept, own
 
 
-def _is_profilers(candidate: Candidate, chain: list[int], along: list[tuple[str, str]], columns: Columns,
+def _frames(links: tuple[tuple[str, str], ...]) -> tuple[bool, bool]:
+    """(the chain has Python frames, one of them is the profiler's own)."""
+    frames = [n for n, c in links if c == vocab.PYTHON_FUNCTION]
+    return bool(frames), any(frame.startswith(PROFILER_OWN_SYNC.frames) for frame in frames)
+
+
+def _is_profilers(candidate: Candidate, cls: int, has_frames: bool, profiler_frame: bool, columns: Columns,
                   lasts: _ThreadLasts) -> bool:
-    frames = [n for n, c in along if c == vocab.PYTHON_FUNCTION]
-    if any(frame.startswith(PROFILER_OWN_SYNC.frames) for frame in frames):
+    if profiler_frame:
         return True
-    if candidate.rule != PROFILER_OWN_SYNC.calls_kind or chain or frames:
+    if candidate.rule != PROFILER_OWN_SYNC.calls_kind or cls != ROOT or has_frames:
         return False
     thread = int(columns.tid_codes[candidate.event])
     step_end = lasts.step_end[thread]

@@ -16,7 +16,6 @@ one (overlapping, not nested, events), that lane is handed to the sweep. Device 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
@@ -192,16 +191,18 @@ def ancestors(parent: np.ndarray, index: int) -> list[int]:
     return chain
 
 
-def ancestor_lists(parent: np.ndarray, rows: Sequence[int] | np.ndarray) -> list[list[int]]:
-    """`ancestors` of many events at once: one numpy step per tree level for all of them."""
-    rows = np.asarray(rows, dtype=np.int64)
-    levels = []
-    current = parent[rows] if len(rows) else rows
-    while len(levels) < len(parent) and bool((current >= 0).any()):
-        levels.append(current)
-        current = np.where(current >= 0, parent[np.maximum(current, 0)], -1)
-    if not levels:
-        return [[] for _ in range(len(rows))]
-    table = np.stack(levels, axis=1)
-    depths = (table >= 0).sum(axis=1).tolist()  # a chain ends at its first -1 and stays there
-    return [chain[:depth] for chain, depth in zip(table.tolist(), depths, strict=True)]
+def nearest(parent: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """For each row: the nearest of itself and its ancestors where ``mask`` holds (-1 when none); one numpy step
+    per tree level for all rows at once. Pass ``parent[rows]`` (where ≥ 0) for the nearest strict ancestor."""
+    current = np.asarray(rows, dtype=np.int64).copy()
+    found = np.full(len(current), -1, dtype=np.int64)
+    active = np.flatnonzero(current >= 0)
+    for _ in range(len(parent) + 1):  # a tree is at most len(parent) deep; a cycle must not loop forever
+        if not len(active):
+            break
+        hit = mask[current[active]]
+        found[active[hit]] = current[active[hit]]
+        active = active[~hit]
+        current[active] = parent[current[active]]
+        active = active[current[active] >= 0]
+    return found

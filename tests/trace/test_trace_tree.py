@@ -91,11 +91,16 @@ def test_sweep_order_is_the_lexicographic_order(seed):
     assert np.array_equal(tree.sweep_order(group, ts, dur), np.lexsort((-dur, ts, group)))
 
 
-def test_ancestor_lists_equal_one_walk_per_event():
+def test_nearest_equals_one_walk_per_event():
+    """The nearest of a row and its ancestors where a mask holds, for every row at once, as one walk per row."""
     rng = np.random.default_rng(3)
     ts, dur = random_nesting(rng, 2000, integer=False)
     parent, _ = containment(np.zeros(len(ts), dtype=np.int64), ts, dur, eps=0.01)
-    rows = rng.integers(0, len(ts), 300)
-    assert tree.ancestor_lists(parent, rows) == [tree.ancestors(parent, int(r)) for r in rows]
-    assert tree.ancestor_lists(parent, []) == []
-    assert tree.ancestor_lists(np.full(4, -1), [0, 3]) == [[], []]
+    rows = np.concatenate([rng.integers(0, len(ts), 300), [-1]])
+    for share in (0.0, 0.05, 0.5, 1.0):
+        mask = rng.random(len(ts)) < share
+        expected = [next((a for a in [int(r), *tree.ancestors(parent, int(r))] if mask[a]), -1) if r >= 0 else -1
+                    for r in rows]
+        assert tree.nearest(parent, rows, mask).tolist() == expected
+    assert tree.nearest(parent, np.zeros(0, dtype=np.int64), mask).tolist() == []
+    assert tree.nearest(np.full(4, -1), np.array([0, 3]), np.array([False, True, False, False])).tolist() == [-1, -1]

@@ -1,0 +1,84 @@
+"""Enclosing chains by class: rows whose enclosing host events have the same names and categories (innermost
+first) share one class, so what depends only on those names (a rule's verdict, a call site, the scopes) is worked
+out once per class instead of once per row, and no per-row list of the chain is built."""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROOT = 0  # the class of an empty chain: a row that no host event encloses
+
+
+class ChainClasses:
+    """Classes of the chains over one trace's containment tree (``parent``), named through its name and category
+    codes. Classes are interned as they are met: ask `of` for many rows at once."""
+
+    def __init__(self, parent: np.ndarray, name_codes: np.ndarray, name_vocabulary: np.ndarray,
+                 cat_codes: np.ndarray, cat_vocabulary: np.ndarray) -> None:
+        self._parent = parent
+        self._name_codes, self._name_vocabulary = name_codes, name_vocabulary
+        self._cat_codes, self._cat_vocabulary = cat_codes, cat_vocabulary
+        self._of_node: dict[int, int] = {-1: ROOT}  # event row → the class of the chain that starts at it
+        self._keys: list[tuple[int, int, int]] = [(-1, -1, ROOT)]  # class → (name code, cat code, enclosing class)
+        self._number: dict[tuple[int, int, int], int] = {}
+        self._links: dict[int, tuple[tuple[str, str], ...]] = {ROOT: ()}
+
+    def of(self, rows: np.ndarray) -> np.ndarray:
+        """The class of each row's enclosing chain (its strict ancestors), `ROOT` when nothing encloses it."""
+        rows = np.asarray(rows, dtype=np.int64)
+        start = self._parent[rows] if len(rows) else rows
+        self._classify(self._ancestors(start))
+        of_node = self._of_node
+        return np.fromiter((of_node[node] for node in start.tolist()), dtype=np.int64, count=len(start))
+
+    def links(self, number: int) -> tuple[tuple[str, str], ...]:
+        """(name, category) of the chain's events, innermost first."""
+        found = self._links.get(number)
+        if found is not None:
+            return found
+        pending = []
+        while number not in self._links:
+            pending.append(number)
+            number = self._keys[number][2]
+        out = self._links[number]
+        for cls in reversed(pending):
+            name, cat, _ = self._keys[cls]
+            out = ((str(self._name_vocabulary[name]), str(self._cat_vocabulary[cat])), *out)
+            self._links[cls] = out
+        return out
+
+    def _ancestors(self, start: np.ndarray) -> np.ndarray:
+        """Every distinct event on the chains from ``start`` up (one numpy step per tree level)."""
+        seen = np.zeros(len(self._parent), dtype=bool)
+        current = start[start >= 0]
+        for _ in range(len(self._parent)):  # at most the tree's depth; bounded should parents ever form a cycle
+            if not len(current):
+                break
+            current = current[~seen[current]]
+            seen[current] = True
+            current = self._parent[current]
+            current = current[current >= 0]
+        return np.flatnonzero(seen)
+
+    def _classify(self, nodes: np.ndarray) -> None:
+        """Give each node the class of its chain: the class of (its name, its category, its parent's class)."""
+        of_node, keys, number = self._of_node, self._keys, self._number
+        fresh = [node not in of_node for node in nodes.tolist()]
+        nodes = nodes[np.fromiter(fresh, dtype=bool, count=len(fresh))]
+        listed = nodes.tolist()
+        up = dict(zip(listed, self._parent[nodes].tolist(), strict=True))
+        codes = dict(zip(listed, zip(self._name_codes[nodes].tolist(), self._cat_codes[nodes].tolist(),
+                                     strict=True), strict=True))
+        for node in listed:
+            path = []
+            while node not in of_node:
+                path.append(node)
+                node = up[node]
+            cls = of_node[node]
+            for member in reversed(path):
+                key = (*codes[member], cls)
+                cls = number.get(key, -1)
+                if cls < 0:
+                    cls = number[key] = len(keys)
+                    keys.append(key)
+                of_node[member] = cls
