@@ -197,8 +197,13 @@ def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
     """One summary per call site label: most device idle caused first, then most stall, then most syncs (ties in
     first-seen order); sites whose idle is unknown (latent) order by stall after those with a known idle."""
     groups: dict[str, list[Sync]] = {}
+    labels: dict[tuple[CallSite | None, str], str] = {}  # `Sync.site`, worked out once per call site (and op)
     for record in records:
-        groups.setdefault(record.site, []).append(record)
+        key = (record.call_site, record.op)
+        label = labels.get(key)
+        if label is None:
+            label = labels[key] = record.site
+        groups.setdefault(label, []).append(record)
     sites = []
     for label, members in groups.items():
         first = members[0]
