@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -79,6 +80,32 @@ def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path):
         assert done.stderr.strip().splitlines()[-1] == "[]"
     assert len(list((tmp_path / "c").glob("*.columns"))) == 1
     assert json.loads((tmp_path / "out.json").read_text())["summary"]["syncs"] == 6
+
+
+_HUGE_PAGE_STATE = (  # numpy's own switch returns the setting it replaces: what the import chose
+    "import numpy\n"
+    "core = getattr(numpy, '_core', None) or numpy.core\n"
+    "print(core.multiarray._set_madvise_hugepage(False), 'NUMPY_MADVISE_HUGEPAGE' in os.environ, file=sys.stderr)")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="numpy advises huge pages on Linux only")
+@pytest.mark.parametrize(("command", "setting", "expected"), [
+    (["analyze"], None, "False False"),  # a trace command: numpy without the advice, the variable gone again
+    (["analyze"], "1", "True True"),  # the user's own setting is kept
+    (["rules", "--format", "json"], None, "True False"),  # a command that leaves numpy as it is
+])
+def test_trace_commands_load_numpy_without_huge_page_advice(tmp_path, command, setting, expected):
+    trace = tmp_path / "t.json"
+    trace.write_bytes(kineto_layout(many_events(10)))
+    code = ("import os, sys; from synchunt.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n" + _HUGE_PAGE_STATE)
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    if setting is not None:
+        env["NUMPY_MADVISE_HUGEPAGE"] = setting
+    arguments = [*command, str(trace), "--no-cache", "--format", "json"] if command == ["analyze"] else command
+    done = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, check=True,
+                          env=env, cwd=tmp_path)
+    assert done.stderr.strip().splitlines()[-1] == expected
 
 
 def test_app_has_every_command():
