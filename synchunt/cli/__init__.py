@@ -41,8 +41,8 @@ def _application(command: str | None) -> Any:
     return application
 
 
-# Commands that read traces and analyses and run no code of the user's: numpy is loaded for them without its huge-page
-# advice (see `_numpy_without_huge_page_advice`).
+# Commands that read traces and analyses (a gate's --target runs in a process of its own): numpy is loaded for them
+# without its huge-page advice (see `_numpy_without_huge_page_advice`).
 _READ_ONLY_COMMANDS = frozenset({"analyze", "gate", "report", "compare", "annotate"})
 _HUGE_PAGE_SETTING = "NUMPY_MADVISE_HUGEPAGE"
 
@@ -115,8 +115,6 @@ def _click_exceptions():  # type: ignore[no-untyped-def]
 
 
 def _fail(message: str, code: int, *, prefix: bool = True, error: BaseException | None = None) -> None:
-    import os
-
     from synchunt.render.text import visible
 
     if error is not None and os.environ.get("SYNCHUNT_TRACEBACK"):

@@ -24,9 +24,10 @@ class ChainClasses:
         self._links: dict[int, tuple[tuple[str, str], ...]] = {ROOT: ()}
 
     def of(self, rows: np.ndarray) -> np.ndarray:
-        """The class of each row's enclosing chain (its strict ancestors), `ROOT` when nothing encloses it."""
+        """The class of each row's enclosing chain (its strict ancestors), `ROOT` when nothing encloses it (or
+        for a row of -1, no event)."""
         rows = np.asarray(rows, dtype=np.int64)
-        start = self._parent[rows] if len(rows) else rows
+        start = np.where(rows >= 0, self._parent[np.maximum(rows, 0)], -1) if len(rows) else rows
         self._classify(self._ancestors(start))
         of_node = self._of_node
         return np.fromiter((of_node[node] for node in start.tolist()), dtype=np.int64, count=len(start))
@@ -51,7 +52,7 @@ class ChainClasses:
         """Every distinct event on the chains from ``start`` up (one numpy step per tree level)."""
         seen = np.zeros(len(self._parent), dtype=bool)
         current = start[start >= 0]
-        for _ in range(len(self._parent)):  # at most the tree's depth; bounded should parents ever form a cycle
+        for _ in range(len(self._parent)):  # at most the tree's depth (bounded: `_classify` refuses a cycle)
             if not len(current):
                 break
             current = current[~seen[current]]
@@ -74,6 +75,8 @@ class ChainClasses:
             while node not in of_node:
                 path.append(node)
                 node = up[node]
+                if len(path) > len(up):  # a tree never climbs past every node it has
+                    raise ValueError("the containment tree has a cycle")
             cls = of_node[node]
             for member in reversed(path):
                 key = (*codes[member], cls)

@@ -27,24 +27,25 @@ class Columns:
     correlation: np.ndarray
     ts: np.ndarray
     dur: np.ndarray
-    pid: np.ndarray
-    tid: np.ndarray
     name_codes: np.ndarray
     name_vocabulary: np.ndarray
     cat_codes: np.ndarray
     cat_vocabulary: np.ndarray
+    pid_codes: np.ndarray  # each row's pid as a code into pid_values
+    pid_values: list[Any]
     tid_codes: np.ndarray  # each row's tid as a code into tid_values
     tid_values: list[Any]
 
     @classmethod
     def of(cls, trace: Trace) -> Columns:
         name, cat = trace.table.coded("name"), trace.table.coded("cat")
+        pid_codes, pid_values = trace.table.id_codes("pid")
         tid_codes, tid_values = trace.table.id_codes("tid")
         return cls(names=name.row_strings(), cats=cat.row_strings(), parent=trace.column("parent"),
                    correlation=trace.column("correlation"), ts=trace.column("ts"), dur=trace.column("dur"),
-                   pid=trace.column("pid"), tid=trace.column("tid"), name_codes=name.codes,
-                   name_vocabulary=name.vocabulary, cat_codes=cat.codes, cat_vocabulary=cat.vocabulary,
-                   tid_codes=tid_codes, tid_values=tid_values)
+                   name_codes=name.codes, name_vocabulary=name.vocabulary, cat_codes=cat.codes,
+                   cat_vocabulary=cat.vocabulary, pid_codes=pid_codes, pid_values=pid_values, tid_codes=tid_codes,
+                   tid_values=tid_values)
 
     def in_categories(self, categories: Iterable[str]) -> np.ndarray:
         """Rows whose category is one of ``categories`` (a boolean mask)."""
@@ -68,7 +69,9 @@ class Columns:
         """For each row, the nearest of itself (unless ``strict``) and its enclosing events where ``mask`` holds;
         -1 where none does."""
         rows = np.asarray(rows, dtype=np.int64)
-        return nearest(self.parent, self.parent[rows] if strict and len(rows) else rows, mask)
+        if strict and len(rows):
+            rows = np.where(rows >= 0, self.parent[np.maximum(rows, 0)], -1)
+        return nearest(self.parent, rows, mask)
 
     def op_names(self, chain: list[int]) -> list[str]:
         """Names of the ``cpu_op`` events in ``chain`` (innermost first)."""
@@ -79,7 +82,8 @@ class Columns:
         mask = self.in_categories((category,))
         return {int(c): str(n) for c, n in zip(self.correlation[mask], self.names[mask], strict=True) if c >= 0}
 
-    @staticmethod
-    def plain(value: object) -> int | str:
-        """A numpy scalar id as a Python int (or the string id as it is)."""
-        return value.item() if hasattr(value, "item") else value  # type: ignore[return-value]
+    def ids(self, rows: list[int]) -> list[tuple[int | str, int | str]]:
+        """(pid, tid) of each row as Python values (ids are read through their codes: no per-row id array)."""
+        pids, tids = self.pid_values, self.tid_values
+        return [(pids[p], tids[t]) for p, t in zip(self.pid_codes[rows].tolist(), self.tid_codes[rows].tolist(),
+                                                    strict=True)]

@@ -25,13 +25,11 @@ def detect(trace: Trace, mode: Mode | str = Mode.AUTO) -> Detection:
     columns = Columns.of(trace)
     found = confirmed_syncs(trace, columns) if chosen is Mode.CONFIRMED else latent_syncs(trace, columns)
     kept, own = split_profiler_syncs(found, columns)
-    events = [candidate.event for candidate in kept]
-    records = tuple(_record(candidate, columns.plain(pid), columns.plain(tid)) for candidate, pid, tid
-                    in zip(kept, columns.pid[events].tolist(), columns.tid[events].tolist(), strict=True))
+    records = tuple(_record(candidate, pid, tid) for candidate, (pid, tid)
+                    in zip(kept, columns.ids([candidate.event for candidate in kept]), strict=True))
     set_aside = tuple(SetAside(event=c.event, runtime=" + ".join(c.runtime) or c.op, ts_us=c.ts_us,
-                               stall_us=c.stall_us, pid=columns.plain(columns.pid[c.event]),
-                               tid=columns.plain(columns.tid[c.event]), reason=PROFILER_OWN_SYNC.reason)
-                      for c in own)
+                               stall_us=c.stall_us, pid=pid, tid=tid, reason=PROFILER_OWN_SYNC.reason)
+                      for c, (pid, tid) in zip(own, columns.ids([c.event for c in own]), strict=True))
     return Detection(mode=chosen, records=records, set_aside=set_aside)
 
 

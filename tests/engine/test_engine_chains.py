@@ -4,6 +4,7 @@ innermost first, and a class's links are that sequence — however the rows are 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from synchunt.detect.chains import ROOT, ChainClasses
 from synchunt.trace.tree import ancestors, containment
@@ -64,3 +65,12 @@ def test_roots_have_the_empty_chain():
     assert got[0] == got[1] == ROOT and classes.links(ROOT) == ()
     assert classes.links(got[2]) == (("x", "cpu_op"),)
     assert classes.links(got[3]) == (("y", "cpu_op"), ("x", "cpu_op"))
+
+
+def test_no_event_has_the_empty_chain_and_a_cycle_is_refused():
+    names, cats = np.array(["x"], dtype=object), np.array(["cpu_op"], dtype=object)
+    classes = ChainClasses(np.array([-1, 0]), np.zeros(2, np.int64), names, np.zeros(2, np.int64), cats)
+    assert classes.of(np.array([-1, 1, -1])).tolist()[::2] == [ROOT, ROOT]  # -1: no row, not the last one
+    looped = ChainClasses(np.array([1, 2, 0]), np.zeros(3, np.int64), names, np.zeros(3, np.int64), cats)
+    with pytest.raises(ValueError, match="cycle"):
+        looped.of(np.array([0]))

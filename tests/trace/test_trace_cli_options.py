@@ -62,7 +62,7 @@ def test_unreachable_scheduler_is_one_error_line(tmp_path, monkeypatch, capsys):
 def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path):
     """The analysis path reads numpy columns: pandas, pyarrow, rich and the other commands' code stay unloaded,
     on a first run and on a cache hit; so do pydantic (typer 0.29 loads it at every start) and the process pool's
-    modules (a serial run starts no pool), numpy.ma (``np.isin``/``np.unique`` load it: 10 ms of every start)
+    modules (a serial run starts no pool), numpy.ma (``np.unique``, and ``np.isin`` through it, can load it: 10 ms)
     and the lint (needed only for the exact lines of call sites whose source is found: this trace has none)."""
     trace = tmp_path / "t.json"
     trace.write_bytes(kineto_layout(many_events(40)))
