@@ -162,9 +162,9 @@ def run(body: str, *args: str) -> dict:
 
 
 def synchunt_cli() -> str:
-    """A child body running the CLI's analyze with the child's arguments."""
-    return ("from synchunt.cli import main\nsys.argv = ['synchunt', 'analyze', *sys.argv[1:]]\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n")
+    """A child body running the CLI's analyze with the child's arguments, as the console script does."""
+    return ("from synchunt.cli import entry\nsys.argv = ['synchunt', 'analyze', *sys.argv[1:]]\n"
+            "try:\n    entry()\nexcept SystemExit as e:\n    assert not e.code, e.code\n")
 
 
 def measure(runs: list[tuple[str, str, list[str], Callable[[], None] | None]], repeats: int, table: dict) -> None:

@@ -1,5 +1,5 @@
 """``python -m synchunt`` runs the command-line interface."""
 
-from synchunt.cli import main
+from synchunt.cli import entry
 
-main()
+entry()

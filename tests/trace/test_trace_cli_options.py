@@ -108,6 +108,23 @@ def test_trace_commands_load_numpy_without_huge_page_advice(tmp_path, command, s
     assert done.stderr.strip().splitlines()[-1] == expected
 
 
+@pytest.mark.parametrize(("command", "frozen"), [(["analyze"], True), (["rules", "--format", "json"], False)])
+def test_trace_commands_spare_the_last_collection_at_exit(tmp_path, command, frozen):
+    """The console script ends a trace command with its objects frozen (out of the interpreter's collection at
+    exit); a command that may have run the user's code, and `main` called in process, leave the collector alone."""
+    trace = tmp_path / "t.json"
+    trace.write_bytes(kineto_layout(many_events(10)))
+    code = ("import gc, sys; from synchunt.cli import entry, main\n"
+            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+            "assert gc.get_freeze_count() == 0\n"
+            "try:\n    entry()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+            "print(gc.get_freeze_count() > 0, file=sys.stderr)")
+    arguments = [*command, str(trace), "--no-cache", "--format", "json"] if command == ["analyze"] else command
+    done = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, check=True,
+                          cwd=tmp_path)
+    assert done.stderr.strip().splitlines()[-1] == str(frozen)
+
+
 def test_app_has_every_command():
     names = {command.name for command in app.registered_commands}
     assert {"analyze", "annotate", "audit", "rules", "workloads", "gate", "lint", "profile", "report",
