@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 
-@dataclass
-class Candidate:
+class Candidate(msgspec.Struct):
+    """A sync found, before reads charged to one op call are merged (mutable: the merge adds up into the first).
+    A Struct, not a dataclass: traces with thousands of syncs make one per sync (5x faster to create)."""
+
     event: int
     rule: str
     confirmed: bool
@@ -18,7 +20,7 @@ class Candidate:
     stall_source: str
     direction: str | None
     anchor: int = -1  # the enclosing op call this sync is charged to (-1: none)
-    merged: list[int] = field(default_factory=list)
+    merged: list[int] = msgspec.field(default_factory=list)
 
 
 def merge_by_anchor(candidates: list[Candidate]) -> list[Candidate]:

@@ -76,7 +76,18 @@ def _id_array(column: CodedColumn) -> np.ndarray:
 
 def value_mask(codes: np.ndarray, per_value: Iterable[bool]) -> np.ndarray:
     """Row mask from one answer per vocabulary entry (code -1, a missing value, is never selected)."""
-    return np.append(np.fromiter(per_value, dtype=bool), False)[codes]
+    answers = np.fromiter(per_value, dtype=bool)
+    chosen = np.flatnonzero(answers).tolist()
+    if len(chosen) > _COMPARED_VALUES:
+        return np.append(answers, False)[codes]
+    # A few values (a category, an op name): one comparison per value is ~10x faster than a gather of every row.
+    mask = np.zeros(np.shape(codes), dtype=bool)
+    for code in chosen:
+        mask |= codes == code
+    return mask
+
+
+_COMPARED_VALUES = 4
 
 
 def compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

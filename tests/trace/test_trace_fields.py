@@ -9,7 +9,7 @@ import synchunt
 from synchunt.detect import analysis_fields
 from synchunt.trace import LoadOptions, load_trace
 from synchunt.trace.schema import FieldSet
-from synchunt.trace.table import CodedColumn, EventTable, compact, first_appearance_codes
+from synchunt.trace.table import CodedColumn, EventTable, compact, first_appearance_codes, value_mask
 from tests.trace.conftest import kineto_layout, many_events, op
 
 
@@ -109,3 +109,16 @@ def test_row_strings_and_membership_read_codes_with_missing_rows():
     table = EventTable({}, {"name": column}, 5)
     assert table.is_in("name", ["a", 7, "absent"]).tolist() == [True, False, False, True, True]
     assert table.is_in("name", []).tolist() == [False] * 5
+
+
+def test_value_mask_selects_the_rows_of_the_chosen_values_whatever_their_number():
+    """Few chosen values are compared, many gathered: both give each row its value's answer, never for -1."""
+    rng = np.random.default_rng(5)
+    for dtype in (np.int8, np.int32, np.int64):
+        codes = rng.integers(-1, 12, 2000).astype(dtype)
+        for chosen in range(13):
+            answers = np.zeros(12, dtype=bool)
+            answers[rng.choice(12, chosen, replace=False)] = True
+            expected = [bool(answers[c]) if c >= 0 else False for c in codes.tolist()]
+            assert value_mask(codes, answers.tolist()).tolist() == expected
+    assert value_mask(np.zeros(0, dtype=np.int32), [True]).tolist() == []
