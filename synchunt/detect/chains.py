@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from synchunt.trace.tree import FEW_ROWS
+
 ROOT = 0  # the class of an empty chain: a row that no host event encloses
 
 
@@ -33,32 +35,33 @@ class ChainClasses:
         return np.fromiter((of_node[node] for node in start.tolist()), dtype=np.int64, count=len(start))
 
     def links(self, number: int) -> tuple[tuple[str, str], ...]:
-        """(name, category) of the chain's events, innermost first."""
+        """(name, category) of the chain's events, innermost first (kept for the classes asked for only: keeping
+        every suffix of a chain 50,000 events deep would hold 50,000²/2 pairs)."""
         found = self._links.get(number)
-        if found is not None:
-            return found
-        pending = []
-        while number not in self._links:
-            pending.append(number)
-            number = self._keys[number][2]
-        out = self._links[number]
-        for cls in reversed(pending):
-            name, cat, _ = self._keys[cls]
-            out = ((str(self._name_vocabulary[name]), str(self._cat_vocabulary[cat])), *out)
-            self._links[cls] = out
-        return out
+        if found is None:
+            pairs = []
+            cls = number
+            while cls != ROOT:
+                name, cat, cls = self._keys[cls]
+                pairs.append((str(self._name_vocabulary[name]), str(self._cat_vocabulary[cat])))
+            found = self._links[number] = tuple(pairs)
+        return found
 
     def _ancestors(self, start: np.ndarray) -> np.ndarray:
-        """Every distinct event on the chains from ``start`` up (one numpy step per tree level)."""
-        seen = np.zeros(len(self._parent), dtype=bool)
+        """Every distinct event on the chains from ``start`` up (one numpy step per tree level, then one Python
+        step per event for the last few chains: cheaper on a deep one)."""
+        parent = self._parent
+        seen = np.zeros(len(parent), dtype=bool)
         current = start[start >= 0]
-        for _ in range(len(self._parent)):  # at most the tree's depth (bounded: `_classify` refuses a cycle)
-            if not len(current):
-                break
+        while len(current) > FEW_ROWS:
             current = current[~seen[current]]
             seen[current] = True
-            current = self._parent[current]
+            current = parent[current]
             current = current[current >= 0]
+        for node in current.tolist():
+            while node >= 0 and not seen[node]:  # stops at a seen event: a cycle too (`_classify` refuses it)
+                seen[node] = True
+                node = int(parent[node])
         return np.flatnonzero(seen)
 
     def _classify(self, nodes: np.ndarray) -> None:

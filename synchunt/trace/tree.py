@@ -197,12 +197,21 @@ def nearest(parent: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarra
     current = np.asarray(rows, dtype=np.int64).copy()
     found = np.full(len(current), -1, dtype=np.int64)
     active = np.flatnonzero(current >= 0)
-    for _ in range(len(parent) + 1):  # a tree is at most len(parent) deep; a cycle must not loop forever
-        if not len(active):
-            break
+    while len(active) > FEW_ROWS:
         hit = mask[current[active]]
         found[active[hit]] = current[active[hit]]
         active = active[~hit]
         current[active] = parent[current[active]]
         active = active[current[active] >= 0]
+    # The last few rows climb one by one: on a deep chain a Python step is far cheaper than a numpy step.
+    for position in active.tolist():
+        node = int(current[position])
+        for _ in range(len(parent)):  # bounded, should parents ever form a cycle
+            if node < 0 or mask[node]:
+                break
+            node = int(parent[node])
+        found[position] = node if node >= 0 and mask[node] else -1
     return found
+
+
+FEW_ROWS = 8  # below this many rows a walk up the tree goes one row at a time

@@ -102,5 +102,7 @@ def test_nearest_equals_one_walk_per_event():
         expected = [next((a for a in [int(r), *tree.ancestors(parent, int(r))] if mask[a]), -1) if r >= 0 else -1
                     for r in rows]
         assert tree.nearest(parent, rows, mask).tolist() == expected
+        for count in (1, 3, tree.FEW_ROWS, tree.FEW_ROWS + 1):  # rows that climb one by one, and a numpy step
+            assert tree.nearest(parent, rows[:count], mask).tolist() == expected[:count]
     assert tree.nearest(parent, np.zeros(0, dtype=np.int64), mask).tolist() == []
     assert tree.nearest(np.full(4, -1), np.array([0, 3]), np.array([False, True, False, False])).tolist() == [-1, -1]
