@@ -24,6 +24,7 @@ class ChainClasses:
         self._keys: list[tuple[int, int, int]] = [(-1, -1, ROOT)]  # class → (name code, cat code, enclosing class)
         self._number: dict[tuple[int, int, int], int] = {}
         self._links: dict[int, tuple[tuple[str, str], ...]] = {ROOT: ()}
+        self._pairs: dict[tuple[int, int], tuple[str, str]] = {}
 
     def of(self, rows: np.ndarray) -> np.ndarray:
         """The class of each row's enclosing chain (its strict ancestors), `ROOT` when nothing encloses it (or
@@ -43,7 +44,10 @@ class ChainClasses:
             cls = number
             while cls != ROOT:
                 name, cat, cls = self._keys[cls]
-                pairs.append((str(self._name_vocabulary[name]), str(self._cat_vocabulary[cat])))
+                pair = self._pairs.get((name, cat))
+                if pair is None:  # one tuple per distinct (name, category), shared by every chain that has it
+                    pair = self._pairs[name, cat] = (str(self._name_vocabulary[name]), str(self._cat_vocabulary[cat]))
+                pairs.append(pair)
             found = self._links[number] = tuple(pairs)
         return found
 
