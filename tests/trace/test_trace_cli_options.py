@@ -59,6 +59,16 @@ def test_unreachable_scheduler_is_one_error_line(tmp_path, monkeypatch, capsys):
     assert exit_info.value.code == 2 and "cannot reach the dask scheduler" in err and "Traceback" not in err
 
 
+def _in_child(tmp_path, arguments, after: str, env=None) -> str:
+    """Run the CLI (`main`) with ``arguments`` in a fresh interpreter, then the code ``after``; the last line it
+    wrote to stderr."""
+    code = ("import gc, os, sys; from synchunt.cli import entry, main\n"
+            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n" + after)
+    done = subprocess.run([sys.executable, "-c", code, *map(str, arguments)], capture_output=True, text=True,
+                          check=True, env=env, cwd=tmp_path)
+    return done.stderr.strip().splitlines()[-1]
+
+
 def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path):
     """The analysis path reads numpy columns: pandas, pyarrow, rich and the other commands' code stay unloaded,
     on a first run and on a cache hit; so do pydantic (typer 0.29 loads it at every start) and the process pool's
@@ -66,18 +76,14 @@ def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path):
     and the lint (needed only for the exact lines of call sites whose source is found: this trace has none)."""
     trace = tmp_path / "t.json"
     trace.write_bytes(kineto_layout(many_events(40)))
-    code = ("import sys; from synchunt.cli import main\n"
-            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
-            "loaded = [m for m in ('pandas', 'pyarrow', 'rich', 'synchunt.cli.gate', 'synchunt.cli.audit', "
-            "'synchunt.gate', 'synchunt.report', 'pydantic', 'multiprocessing', 'concurrent.futures', "
-            "'numpy.ma', 'synchunt.lint') "
-            "if m in sys.modules]\n"
-            "print(loaded, file=sys.stderr)")
+    loaded = ("loaded = [m for m in ('pandas', 'pyarrow', 'rich', 'synchunt.cli.gate', 'synchunt.cli.audit', "
+              "'synchunt.gate', 'synchunt.report', 'pydantic', 'multiprocessing', 'concurrent.futures', "
+              "'numpy.ma', 'synchunt.lint') if m in sys.modules]\n"
+              "print(loaded, file=sys.stderr)")
     for _ in range(2):  # the second run is a cache hit
-        done = subprocess.run([sys.executable, "-c", code, "analyze", str(trace), "--cache-dir", str(tmp_path / "c"),
-                               "--format", "json", "--output", str(tmp_path / "out.json"), "--force"],
-                              capture_output=True, text=True, check=True)
-        assert done.stderr.strip().splitlines()[-1] == "[]"
+        arguments = ["analyze", trace, "--cache-dir", tmp_path / "c", "--format", "json", "--output",
+                     tmp_path / "out.json", "--force"]
+        assert _in_child(tmp_path, arguments, loaded) == "[]"
     assert len(list((tmp_path / "c").glob("*.columns"))) == 1
     assert json.loads((tmp_path / "out.json").read_text())["summary"]["syncs"] == 6
 
@@ -97,15 +103,11 @@ _HUGE_PAGE_STATE = (  # numpy's own switch returns the setting it replaces: what
 def test_trace_commands_load_numpy_without_huge_page_advice(tmp_path, command, setting, expected):
     trace = tmp_path / "t.json"
     trace.write_bytes(kineto_layout(many_events(10)))
-    code = ("import os, sys; from synchunt.cli import main\n"
-            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n" + _HUGE_PAGE_STATE)
     env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
     if setting is not None:
         env["NUMPY_MADVISE_HUGEPAGE"] = setting
-    arguments = [*command, str(trace), "--no-cache", "--format", "json"] if command == ["analyze"] else command
-    done = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, check=True,
-                          env=env, cwd=tmp_path)
-    assert done.stderr.strip().splitlines()[-1] == expected
+    arguments = [*command, trace, "--no-cache", "--format", "json"] if command == ["analyze"] else command
+    assert _in_child(tmp_path, arguments, _HUGE_PAGE_STATE, env=env) == expected
 
 
 @pytest.mark.parametrize(("command", "frozen"), [(["analyze"], True), (["rules", "--format", "json"], False)])
@@ -114,15 +116,11 @@ def test_trace_commands_spare_the_last_collection_at_exit(tmp_path, command, fro
     exit); a command that may have run the user's code, and `main` called in process, leave the collector alone."""
     trace = tmp_path / "t.json"
     trace.write_bytes(kineto_layout(many_events(10)))
-    code = ("import gc, sys; from synchunt.cli import entry, main\n"
-            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
-            "assert gc.get_freeze_count() == 0\n"
-            "try:\n    entry()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
-            "print(gc.get_freeze_count() > 0, file=sys.stderr)")
-    arguments = [*command, str(trace), "--no-cache", "--format", "json"] if command == ["analyze"] else command
-    done = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, check=True,
-                          cwd=tmp_path)
-    assert done.stderr.strip().splitlines()[-1] == str(frozen)
+    then_entry = ("assert gc.get_freeze_count() == 0\n"
+                  "try:\n    entry()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+                  "print(gc.get_freeze_count() > 0, file=sys.stderr)")
+    arguments = [*command, trace, "--no-cache", "--format", "json"] if command == ["analyze"] else command
+    assert _in_child(tmp_path, arguments, then_entry) == str(frozen)
 
 
 def test_app_has_every_command():
