@@ -197,7 +197,9 @@ def nearest(parent: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarra
     current = np.asarray(rows, dtype=np.int64).copy()
     found = np.full(len(current), -1, dtype=np.int64)
     active = np.flatnonzero(current >= 0)
-    while len(active) > FEW_ROWS:
+    for _ in range(len(parent)):  # at most the tree's depth; bounded, should parents ever form a cycle
+        if len(active) <= FEW_ROWS:
+            break
         hit = mask[current[active]]
         found[active[hit]] = current[active[hit]]
         active = active[~hit]
@@ -214,4 +216,4 @@ def nearest(parent: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarra
     return found
 
 
-FEW_ROWS = 8  # below this many rows a walk up the tree goes one row at a time
+FEW_ROWS = 8  # a walk up the tree with at most this many rows left goes one row at a time

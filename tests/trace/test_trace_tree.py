@@ -106,3 +106,5 @@ def test_nearest_equals_one_walk_per_event():
             assert tree.nearest(parent, rows[:count], mask).tolist() == expected[:count]
     assert tree.nearest(parent, np.zeros(0, dtype=np.int64), mask).tolist() == []
     assert tree.nearest(np.full(4, -1), np.array([0, 3]), np.array([False, True, False, False])).tolist() == [-1, -1]
+    cycle = np.roll(np.arange(12), -1)  # never made by `containment`, but a walk must still end
+    assert tree.nearest(cycle, np.arange(12), np.zeros(12, dtype=bool)).tolist() == [-1] * 12
