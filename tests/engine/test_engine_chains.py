@@ -74,3 +74,22 @@ def test_no_event_has_the_empty_chain_and_a_cycle_is_refused():
     looped = ChainClasses(np.array([1, 2, 0]), np.zeros(3, np.int64), names, np.zeros(3, np.int64), cats)
     with pytest.raises(ValueError, match="cycle"):
         looped.of(np.array([0]))
+
+
+def test_a_deep_chain_costs_memory_in_proportion_to_its_depth():
+    """One row under 20,000 nested events: its links are 20,000 pairs, not every suffix of the chain
+    (20,000²/2 pairs, over a GB, as a memo of every enclosing class's links would hold)."""
+    import tracemalloc
+
+    depth = 20_000
+    parent = np.arange(-1, depth - 1)  # event k encloses event k + 1
+    names, cats = np.array(["aten::a", "aten::b"], dtype=object), np.array(["cpu_op"], dtype=object)
+    classes = ChainClasses(parent, np.arange(depth) % 2, names, np.zeros(depth, np.int64), cats)
+    tracemalloc.start()
+    try:
+        links = classes.links(int(classes.of(np.array([depth - 1]))[0]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(links) == depth - 1 and links[0] == ("aten::a", "cpu_op") and links[-1] == ("aten::a", "cpu_op")
+    assert peak < 64 << 20, f"{peak / 2**20:.0f} MB for one chain {depth} deep"
