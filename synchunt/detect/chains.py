@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from synchunt.trace.tree import FEW_ROWS
+from synchunt.trace.tree import ancestor_rows, parents
 
 ROOT = 0  # the class of an empty chain: a row that no host event encloses
 
@@ -29,9 +29,8 @@ class ChainClasses:
     def of(self, rows: np.ndarray) -> np.ndarray:
         """The class of each row's enclosing chain (its strict ancestors), `ROOT` when nothing encloses it (or
         for a row of -1, no event)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        start = np.where(rows >= 0, self._parent[np.maximum(rows, 0)], -1) if len(rows) else rows
-        self._classify(self._ancestors(start))
+        start = parents(self._parent, rows)
+        self._classify(ancestor_rows(self._parent, start))
         of_node = self._of_node
         return np.fromiter((of_node[node] for node in start.tolist()), dtype=np.int64, count=len(start))
 
@@ -50,23 +49,6 @@ class ChainClasses:
                 pairs.append(pair)
             found = self._links[number] = tuple(pairs)
         return found
-
-    def _ancestors(self, start: np.ndarray) -> np.ndarray:
-        """Every distinct event on the chains from ``start`` up (one numpy step per tree level, then one Python
-        step per event for the last few chains: cheaper on a deep one)."""
-        parent = self._parent
-        seen = np.zeros(len(parent), dtype=bool)
-        current = start[start >= 0]
-        while len(current) > FEW_ROWS:
-            current = current[~seen[current]]
-            seen[current] = True
-            current = parent[current]
-            current = current[current >= 0]
-        for node in current.tolist():
-            while node >= 0 and not seen[node]:  # stops at a seen event: a cycle too (`_classify` refuses it)
-                seen[node] = True
-                node = int(parent[node])
-        return np.flatnonzero(seen)
 
     def _classify(self, nodes: np.ndarray) -> None:
         """Give each node the class of its chain: the class of (its name, its category, its parent's class)."""

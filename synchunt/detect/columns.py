@@ -16,7 +16,7 @@ import numpy as np
 from synchunt.detect.chains import ChainClasses
 from synchunt.trace import Trace, vocab
 from synchunt.trace.table import RowStrings, value_mask
-from synchunt.trace.tree import ancestors, nearest
+from synchunt.trace.tree import ancestors, nearest, parents
 
 
 @dataclass(frozen=True)
@@ -68,10 +68,7 @@ class Columns:
     def nearest(self, rows: np.ndarray, mask: np.ndarray, strict: bool = False) -> np.ndarray:
         """For each row, the nearest of itself (unless ``strict``) and its enclosing events where ``mask`` holds;
         -1 where none does."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if strict and len(rows):
-            rows = np.where(rows >= 0, self.parent[np.maximum(rows, 0)], -1)
-        return nearest(self.parent, rows, mask)
+        return nearest(self.parent, parents(self.parent, rows) if strict else rows, mask)
 
     def op_names(self, chain: list[int]) -> list[str]:
         """Names of the ``cpu_op`` events in ``chain`` (innermost first)."""

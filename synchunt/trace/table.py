@@ -74,6 +74,9 @@ def _id_array(column: CodedColumn) -> np.ndarray:
     return column.vocabulary[column.codes]
 
 
+_COMPARED_VALUES = 4  # up to this many chosen values, a mask is made by comparisons rather than a gather
+
+
 def value_mask(codes: np.ndarray, per_value: Iterable[bool]) -> np.ndarray:
     """Row mask from one answer per vocabulary entry (code -1, a missing value, is never selected)."""
     answers = np.fromiter(per_value, dtype=bool)
@@ -86,8 +89,6 @@ def value_mask(codes: np.ndarray, per_value: Iterable[bool]) -> np.ndarray:
         mask |= codes == code
     return mask
 
-
-_COMPARED_VALUES = 4
 
 
 def compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -191,6 +191,33 @@ def ancestors(parent: np.ndarray, index: int) -> list[int]:
     return chain
 
 
+FEW_ROWS = 8  # a walk up the tree with at most this many rows left goes one row at a time
+
+
+def parents(parent: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Each row's parent (-1 for a root, and for a row of -1: no event)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    return np.where(rows >= 0, parent[np.maximum(rows, 0)], -1) if len(rows) else rows
+
+
+def ancestor_rows(parent: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Every distinct row among ``rows`` (those ≥ 0) and their ancestors, ascending: one numpy step per tree
+    level, then one Python step per event for the last few chains (cheaper on a deep one)."""
+    seen = np.zeros(len(parent), dtype=bool)
+    current = np.asarray(rows, dtype=np.int64)
+    current = current[current >= 0]
+    while len(current) > FEW_ROWS:  # ends: each step keeps only rows not seen before
+        current = current[~seen[current]]
+        seen[current] = True
+        current = parent[current]
+        current = current[current >= 0]
+    for node in current.tolist():
+        while node >= 0 and not seen[node]:  # stops at a seen row: on a cycle too
+            seen[node] = True
+            node = int(parent[node])
+    return np.flatnonzero(seen)
+
+
 def nearest(parent: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """For each row: the nearest of itself and its ancestors where ``mask`` holds (-1 when none); one numpy step
     per tree level for all rows at once. Pass ``parent[rows]`` (where ≥ 0) for the nearest strict ancestor."""
@@ -214,6 +241,3 @@ def nearest(parent: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarra
             node = int(parent[node])
         found[position] = node if node >= 0 and mask[node] else -1
     return found
-
-
-FEW_ROWS = 8  # a walk up the tree with at most this many rows left goes one row at a time

@@ -108,3 +108,15 @@ def test_nearest_equals_one_walk_per_event():
     assert tree.nearest(np.full(4, -1), np.array([0, 3]), np.array([False, True, False, False])).tolist() == [-1, -1]
     cycle = np.roll(np.arange(12), -1)  # never made by `containment`, but a walk must still end
     assert tree.nearest(cycle, np.arange(12), np.zeros(12, dtype=bool)).tolist() == [-1] * 12
+
+
+def test_ancestor_rows_are_the_rows_and_every_ancestor_once():
+    rng = np.random.default_rng(4)
+    ts, dur = random_nesting(rng, 2000, integer=False)
+    parent, _ = containment(np.zeros(len(ts), dtype=np.int64), ts, dur, eps=0.01)
+    for count in (0, 1, tree.FEW_ROWS, 300):  # rows that climb one by one, and numpy steps
+        rows = np.concatenate([rng.integers(0, len(ts), count), [-1]])
+        expected = sorted({a for r in rows.tolist() if r >= 0 for a in [r, *tree.ancestors(parent, r)]})
+        assert tree.ancestor_rows(parent, rows).tolist() == expected
+    assert tree.parents(parent, np.array([-1])).tolist() == [-1]
+    assert tree.ancestor_rows(np.roll(np.arange(12), -1), np.arange(12)).tolist() == list(range(12))  # a cycle ends
