@@ -6,12 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from synchunt.cli import app, main
 from tests.trace.conftest import kineto_layout, many_events
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
 
 
 def _run(*args):
@@ -69,13 +72,19 @@ def _in_child(tmp_path, arguments, after: str, env=None) -> str:
     return done.stderr.strip().splitlines()[-1]
 
 
-def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path):
+@pytest.mark.parametrize(("source", "syncs"), [(None, 6), ("GATE-three-confirmed-no-frames.json", 3)],
+                         ids=["latent", "confirmed"])
+def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path, source, syncs):
     """The analysis path reads numpy columns: pandas, pyarrow, rich and the other commands' code stay unloaded,
     on a first run and on a cache hit; so do pydantic (typer 0.29 loads it at every start) and the process pool's
     modules (a serial run starts no pool), numpy.ma (``np.unique``, and ``np.isin`` through it, can load it: 10 ms)
-    and the lint (needed only for the exact lines of call sites whose source is found: this trace has none)."""
+    and the lint (needed only for the exact lines of call sites whose source is found: these traces have none).
+    A trace with device activity goes through the confirmed detection and the impact measures too."""
     trace = tmp_path / "t.json"
-    trace.write_bytes(kineto_layout(many_events(40)))
+    if source is None:
+        trace.write_bytes(kineto_layout(many_events(40)))
+    else:
+        trace.write_bytes((FIXTURES / source).read_bytes())
     loaded = ("loaded = [m for m in ('pandas', 'pyarrow', 'rich', 'synchunt.cli.gate', 'synchunt.cli.audit', "
               "'synchunt.gate', 'synchunt.report', 'pydantic', 'multiprocessing', 'concurrent.futures', "
               "'numpy.ma', 'synchunt.lint') if m in sys.modules]\n"
@@ -85,7 +94,7 @@ def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path):
                      tmp_path / "out.json", "--force"]
         assert _in_child(tmp_path, arguments, loaded) == "[]"
     assert len(list((tmp_path / "c").glob("*.columns"))) == 1
-    assert json.loads((tmp_path / "out.json").read_text())["summary"]["syncs"] == 6
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["syncs"] == syncs
 
 
 _HUGE_PAGE_STATE = (  # numpy's own switch returns the setting it replaces: what the import chose
@@ -110,17 +119,23 @@ def test_trace_commands_load_numpy_without_huge_page_advice(tmp_path, command, s
     assert _in_child(tmp_path, arguments, _HUGE_PAGE_STATE, env=env) == expected
 
 
-@pytest.mark.parametrize(("command", "frozen"), [(["analyze"], True), (["rules", "--format", "json"], False)])
-def test_trace_commands_spare_the_last_collection_at_exit(tmp_path, command, frozen):
-    """The console script ends a trace command with its objects frozen (out of the interpreter's collection at
-    exit); a command that may have run the user's code, and `main` called in process, leave the collector alone."""
+@pytest.mark.parametrize(("command", "frozen", "young_threshold"), [
+    (["analyze"], True, 100_000), (["rules", "--format", "json"], False, 700)])
+def test_trace_commands_run_with_fewer_collections_and_spare_the_last_one(tmp_path, command, frozen,
+                                                                           young_threshold):
+    """The console script runs a trace command with a high threshold for the youngest generation and ends it
+    with its objects frozen (out of the interpreter's collection at exit), then puts the thresholds back; a
+    command that may have run the user's code, and `main` called in process, leave the collector alone."""
     trace = tmp_path / "t.json"
     trace.write_bytes(kineto_layout(many_events(10)))
-    then_entry = ("assert gc.get_freeze_count() == 0\n"
+    then_entry = ("import synchunt.cli as cli\n"
+                  "assert gc.get_freeze_count() == 0 and gc.get_threshold()[0] == 700, gc.get_threshold()\n"
+                  "seen, inner = [], cli.main\n"
+                  "cli.main = lambda: (seen.append(gc.get_threshold()[0]), inner())\n"
                   "try:\n    entry()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
-                  "print(gc.get_freeze_count() > 0, file=sys.stderr)")
+                  "print(gc.get_freeze_count() > 0, seen, gc.get_threshold()[0], file=sys.stderr)")
     arguments = [*command, trace, "--no-cache", "--format", "json"] if command == ["analyze"] else command
-    assert _in_child(tmp_path, arguments, then_entry) == str(frozen)
+    assert _in_child(tmp_path, arguments, then_entry) == f"{frozen} [{young_threshold}] 700"
 
 
 def test_app_has_every_command():
