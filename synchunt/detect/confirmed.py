@@ -137,7 +137,9 @@ def _copies_by_issuer(columns: Columns, memcpys: dict[int, str], causes: list[in
         levels.append(np.where(above >= 0, parent[np.maximum(above, 0)], -1))
     table = np.stack(levels, axis=1)
     names = [memcpys[c] for c in columns.correlation[launched].tolist()]
-    for row, level in zip(*np.nonzero(np.isin(table, np.asarray(causes, dtype=np.int64))), strict=True):
+    is_cause = np.zeros(len(parent) + 1, dtype=bool)  # rows are positions; the last mark, never set, answers -1
+    is_cause[causes] = True
+    for row, level in zip(*np.nonzero(is_cause[table]), strict=True):
         issued.setdefault(int(table[row, level]), []).append(names[row])
     return issued
 
