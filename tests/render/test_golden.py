@@ -33,6 +33,12 @@ CASES = [(model, name) for model, (registry, _) in REGISTRIES.items() for name i
 _DATA_ISLAND = re.compile(r'<script type="application/json" id="synchunt-data">(.*?)</script>', re.S)
 
 
+def _text(rendered: str | bytes) -> str:
+    """A renderer's text, or its bytes, which must be UTF-8."""
+    assert isinstance(rendered, str | bytes)
+    return rendered.decode("utf-8") if isinstance(rendered, bytes) else rendered
+
+
 def _normalized(text: str, extension: str) -> str:
     if extension == ".html":
         match = _DATA_ISLAND.search(text)
@@ -47,9 +53,7 @@ def _normalized(text: str, extension: str) -> str:
 def test_every_format_matches_its_golden_file(model: str, name: str) -> None:
     registry, build = REGISTRIES[model]
     renderer = registry.get(name)
-    rendered = renderer(build(), RenderOptions(color=False, width=120))
-    assert isinstance(rendered, str)
-    text = _normalized(rendered, renderer.extension)
+    text = _normalized(_text(renderer(build(), RenderOptions(color=False, width=120))), renderer.extension)
     path = GOLDEN / model / f"{name}{'.json' if renderer.extension == '.html' else renderer.extension}"
     if UPDATE:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +65,7 @@ def test_every_format_matches_its_golden_file(model: str, name: str) -> None:
 def test_machine_formats_are_strict_documents() -> None:
     for model, (registry, build) in REGISTRIES.items():
         for renderer in registry:
-            text = renderer(build())
+            text = _text(renderer(build()))
             if renderer.extension == ".json":
                 json.loads(text, parse_constant=_refuse_non_finite)
             assert "\x1b" not in text, f"{model} {renderer.name} writes terminal escapes without a terminal"
