@@ -14,8 +14,9 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+import msgspec
 
 from synchunt.errors import UsageError
 
@@ -28,8 +29,7 @@ R = TypeVar("R")
 ExecutorKind = Literal["serial", "local", "dask"]
 
 
-@dataclass(frozen=True)
-class ExecutorSpec:
+class ExecutorSpec(msgspec.Struct, frozen=True):
     """How to run work: ``serial`` (in this process), ``local`` (``workers`` processes) or ``dask``."""
 
     kind: ExecutorKind = "serial"
@@ -82,8 +82,7 @@ class Pending(Protocol):
     def result(self) -> Any: ...
 
 
-@dataclass(frozen=True)
-class Finished:
+class Finished(msgspec.Struct, frozen=True):
     """A result computed in this process, shaped like a finished future."""
 
     value: Any
@@ -95,8 +94,7 @@ class Finished:
         return self.value
 
 
-@dataclass(frozen=True)
-class _WithArgs:
+class _WithArgs(msgspec.Struct, frozen=True):
     """``fn(item, *rest)`` as a picklable one-argument callable."""
 
     fn: Callable[..., Any]

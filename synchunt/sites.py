@@ -12,9 +12,10 @@ import re
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
+
+import msgspec
 
 from synchunt.library_code import LIBRARY_PACKAGES
 from synchunt.source_map import USER, SourceMap
@@ -26,8 +27,7 @@ SCOPE_SEPARATOR = " › "
 _KINETO_FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(msgspec.Struct, frozen=True):
     """One Python frame: file (as the source names it), line (1-based; 0 when unknown) and function."""
 
     file: str
@@ -62,8 +62,7 @@ def parse_call_stack(text: str) -> list[Frame]:
     return frames
 
 
-@dataclass(frozen=True)
-class SiteCount:
+class SiteCount(msgspec.Struct, frozen=True):
     """How many syncs of one rule and op one site had (a trace's site line is the function's first line unless
     resolved; a guard's is the line that synced)."""
 
@@ -110,8 +109,7 @@ def natural_key(text: str) -> list[object]:
             for index, part in enumerate(re.split(r"([0-9]+)", text))]
 
 
-@dataclass(frozen=True)
-class FrameFilter:
+class FrameFilter(msgspec.Struct, frozen=True):
     """Which frames are library code rather than the user's, when picking a sync's call site.
 
     ``skip_packages`` are top-level packages (matched against a module name, or a file's first path part).
@@ -132,7 +130,7 @@ class FrameFilter:
     def for_trace(self, synchunt_metadata: Mapping[str, Any] | None) -> FrameFilter:
         """This filter bound to the source map a synchunt capture stored (``trace.synchunt``); unchanged (by-name
         decisions) for traces without one."""
-        return replace(self, sources=SourceMap.from_metadata(synchunt_metadata))
+        return msgspec.structs.replace(self, sources=SourceMap.from_metadata(synchunt_metadata))
 
     def canonical(self, frame: Frame) -> Frame:
         """The frame with its file named as the capture names the user's files (relative to the project root):

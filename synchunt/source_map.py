@@ -17,10 +17,11 @@ import site
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 STDLIB = "stdlib"
 SITE_PACKAGES = "site-packages"
@@ -29,8 +30,7 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 SOURCE_MAP_KEY = "sources"  # under the trace's synchunt metadata
 
 
-@dataclass(frozen=True)
-class SearchEntry:
+class SearchEntry(msgspec.Struct, frozen=True):
     """One folder that file names are made relative to (a ``sys.path`` entry or the project root)."""
 
     path: str
@@ -134,13 +134,12 @@ def find_project_root(file: str | os.PathLike[str], *, module: str | None = None
     return here if here in path.parents else path.parent
 
 
-@dataclass(frozen=True)
-class SourceMap:
+class SourceMap(msgspec.Struct, frozen=True):
     """What a capture knew about its files: project root, search path, and the user's files by trace name."""
 
     project_root: str
     search_path: tuple[SearchEntry, ...] = ()
-    user_files: Mapping[str, str] = field(default_factory=dict)  # trace name → module name
+    user_files: Mapping[str, str] = msgspec.field(default_factory=dict)  # trace name → module name
 
     def is_user_file(self, name: str) -> bool:
         return name in self.user_files

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
@@ -223,14 +222,13 @@ def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
                                               -s.count)))
 
 
-@dataclass(frozen=True, eq=False)
-class Analysis:
+class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
     """Attributed syncs from one or more traces. ``records`` is the model; ``syncs`` (one row per sync) and
     ``call_sites`` (one row per site) are DataFrame views of it; ``sites`` the typed per-site summaries."""
 
     traces: tuple[TraceInfo, ...]
     records: tuple[Sync, ...]
-    filters: Mapping[str, str] = field(default_factory=dict)
+    filters: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     @cached_property
     def sites(self) -> tuple[SiteSummary, ...]:

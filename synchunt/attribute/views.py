@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 import pandas as pd
 
 from synchunt.attribute.model import SiteSummary, Sync
@@ -33,7 +32,7 @@ def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
         "line": pd.array([s.line if s else None for s in sites], dtype="Int64"),
         "function": [s.function if s else None for s in sites],
         "line_source": [s.line_source if s else None for s in sites],
-        "stack": [[dataclasses.asdict(f) for f in r.stack] for r in records],
+        "stack": [[msgspec.structs.asdict(f) for f in r.stack] for r in records],
         "scope": [r.scope for r in records], "scope_chain": [list(r.scope_chain) for r in records],
         "step": [r.step for r in records], "waited_on": [r.waited_on for r in records],
         "device_idle_us": pd.array([r.device_idle_us for r in records], dtype="Float64"),

@@ -6,11 +6,12 @@ form is versioned (``schema``) so a saved audit can be re-rendered without runni
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+import msgspec
 
 from synchunt.errors import UsageError
 from synchunt.sites import SiteCount
@@ -44,7 +45,7 @@ class Signal:
 
     def as_dict(self) -> dict[str, Any]:
         return {"syncs": self.syncs, "confirmed": self.confirmed, "latent": self.latent, "mode": self.mode,
-                "rules": dict(sorted(self.rules.items())), "sites": [dataclasses.asdict(s) for s in self.sites]}
+                "rules": dict(sorted(self.rules.items())), "sites": [msgspec.structs.asdict(s) for s in self.sites]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Signal:

@@ -7,10 +7,10 @@ Masks over categories and names compare codes (one test per distinct name, not p
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from synchunt.detect.chains import ChainClasses
@@ -19,8 +19,7 @@ from synchunt.trace.table import RowStrings, value_mask
 from synchunt.trace.tree import ancestors, nearest, parents
 
 
-@dataclass(frozen=True)
-class Columns:
+class Columns(msgspec.Struct, frozen=True, dict=True):
     names: RowStrings  # each row's name as str, looked up on access
     cats: RowStrings
     parent: np.ndarray

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -53,8 +52,7 @@ class SetAside(msgspec.Struct, frozen=True):
 SYNC_COLUMNS = list(DetectedSync.__struct_fields__)
 
 
-@dataclass(frozen=True, eq=False)
-class Detection:
+class Detection(msgspec.Struct, frozen=True, eq=False, dict=True):
     mode: Mode
     records: tuple[DetectedSync, ...]
     set_aside: tuple[SetAside, ...] = ()

@@ -8,18 +8,17 @@ call with the activity's correlation id (NaN, lane -1 when the trace does not ha
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from synchunt.trace import Trace, vocab
 from synchunt.trace.table import compact
 
 
-@dataclass(frozen=True, eq=False)
-class ActivityIndex:
+class ActivityIndex(msgspec.Struct, frozen=True, eq=False, dict=True):
     rows: np.ndarray
     start: np.ndarray
     end: np.ndarray

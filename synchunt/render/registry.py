@@ -10,25 +10,24 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Generic, TypeVar
+
+import msgspec
 
 from synchunt.errors import UsageError
 
 M = TypeVar("M")
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(msgspec.Struct, frozen=True):
     """``color``: ANSI styles in terminal text (only when writing to a terminal); ``width``: columns of text."""
 
     color: bool = False
     width: int = 120
 
 
-@dataclass(frozen=True)
-class Renderer(Generic[M]):
+class Renderer(msgspec.Struct, Generic[M], frozen=True):
     """``machine``: a document for tools to parse (nothing else may share its stream); ``extension``: the file
     suffix a written file gets by default."""
 

@@ -7,8 +7,9 @@ why it is bad, example, use instead) plus the sync-specific mechanism and trace 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+
+import msgspec
 
 
 class Kind(str, Enum):
@@ -48,8 +49,7 @@ class OpRole(str, Enum):
     ANCHOR = "anchor"  # not a sync by itself: a host read or copy beneath it is this rule's sync
 
 
-@dataclass(frozen=True)
-class TraceOp:
+class TraceOp(msgspec.Struct, frozen=True):
     """An aten op as it appears in a Kineto trace (``cpu_op`` events).
 
     ``under`` restricts the op to calls nested in another op (``aten::nonzero`` under ``aten::index`` is mask
@@ -81,8 +81,7 @@ class WaitScope(str, Enum):
     EVENT = "event"  # the stream an event was recorded on
 
 
-@dataclass(frozen=True)
-class RuntimeCall:
+class RuntimeCall(msgspec.Struct, frozen=True):
     """A CUDA/HIP runtime or CUDA driver API call (``cuda_runtime`` / ``cuda_driver`` events).
 
     Stream syncs and copies are how ops read device data, so under a catalogue op the op's rule explains them;
@@ -95,8 +94,7 @@ class RuntimeCall:
     waits_on: WaitScope = WaitScope.STREAM
 
 
-@dataclass(frozen=True)
-class GuardOp:
+class GuardOp(msgspec.Struct, frozen=True):
     """An aten overload packet the runtime guard intercepts (``torch.ops.aten.<packet>``).
 
     ``when`` names an argument predicate in ``synchunt.guard.classify``; ``None`` means always.
@@ -113,8 +111,7 @@ class PatchEffect(str, Enum):
     MARK = "mark"  # the call is not itself recorded: the host read it makes is this rule's, not a generic one
 
 
-@dataclass(frozen=True)
-class GuardPatch:
+class GuardPatch(msgspec.Struct, frozen=True):
     """A Python-level callable the guard wraps: explicit syncs and host reads the dispatcher cannot see
     (``torch.cuda.synchronize`` never dispatches an aten op; ``Tensor.tolist`` on a CPU tensor neither).
 
@@ -135,8 +132,7 @@ class GuardPatch:
         return ".".join(parts[-2:]) if len(parts) > 2 else parts[-1]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """One sync pattern: what syncs, why, how each stage recognises it, and what to write instead.
 
     Documentation (ruff's sections): ``title`` (the heading), ``what_it_does``, ``why_bad``, ``example``,

@@ -6,11 +6,10 @@ Each entry says why, so a reader can check the reasoning; the detector reads the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True)
-class NotSyncOp:
+class NotSyncOp(msgspec.Struct, frozen=True):
     """An aten op (optionally only under another op) that is not a sync although a rule names it."""
 
     op: str
@@ -18,8 +17,7 @@ class NotSyncOp:
     reason: str
 
 
-@dataclass(frozen=True)
-class NonBlockingCall:
+class NonBlockingCall(msgspec.Struct, frozen=True):
     """A runtime call, or a ``cuda_sync`` event kind, that never stalls the host."""
 
     name: str
@@ -50,8 +48,7 @@ NON_BLOCKING_SYNC_KINDS: tuple[NonBlockingCall, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class ProfilerOwnSync:
+class ProfilerOwnSync(msgspec.Struct, frozen=True):
     """The device synchronize torch.profiler itself issues when a recording window closes (so that the device
     work of the window is in the trace): not the target's sync.
 

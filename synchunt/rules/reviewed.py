@@ -9,13 +9,12 @@ functions of torch that read a tensor which lives in host memory by design. Stan
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 _NATIVE = "pytorch aten/src/ATen/native/"
 
 
-@dataclass(frozen=True)
-class NotAHostSyncCall:
+class NotAHostSyncCall(msgspec.Struct, frozen=True):
     """A Python callable of torch (dotted path from ``torch``) whose host reads are of host tensors by design."""
 
     target: str
@@ -23,8 +22,7 @@ class NotAHostSyncCall:
     source: str
 
 
-@dataclass(frozen=True)
-class NotAHostSync:
+class NotAHostSync(msgspec.Struct, frozen=True):
     """``torch.ops.aten.<packet>`` (every overload) does not make the host wait on a GPU."""
 
     packet: str

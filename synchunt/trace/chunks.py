@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+
+import msgspec
 
 from synchunt.trace.schema import METADATA_DECODER
 
@@ -27,13 +28,12 @@ _BOM = b"\xef\xbb\xbf"
 _MAX_CLOSE_TRIES = 64
 
 
-@dataclass
-class Ending:
+class Ending(msgspec.Struct):
     """What follows the last full slice once the stream has ended."""
 
     slices: list[bytes]  # whole-event JSON arrays still to decode
     tail: bytes | None  # the bytes after the array's closing bracket; None when the stream was cut before it
-    cut_candidates: Iterator[bytes] = field(default_factory=lambda: iter(()))  # when cut: the events before it
+    cut_candidates: Iterator[bytes] = msgspec.field(default_factory=lambda: iter(()))  # when cut: the events before it
 
 
 class EventSplitter:

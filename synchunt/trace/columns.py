@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from synchunt.trace import vocab
@@ -37,20 +37,18 @@ _ARG_OF = {"correlation": "correlation", "external_id": "external_id", "python_i
            "concrete_inputs": "concrete_inputs"}
 
 
-@dataclass
-class Coded:
+class Coded(msgspec.Struct):
     """A column of codes into ``values`` (-1: missing)."""
 
     codes: np.ndarray
     values: list[Any]
 
 
-@dataclass
-class ColumnChunk:
+class ColumnChunk(msgspec.Struct):
     events: int  # events of every kind in the slice
     numeric: dict[str, np.ndarray]
     coded: dict[str, Coded]  # strings, raw arguments and ids
-    threads: list[tuple[Any, Any, str]] = field(default_factory=list)
+    threads: list[tuple[Any, Any, str]] = msgspec.field(default_factory=list)
 
     @property
     def rows(self) -> int:

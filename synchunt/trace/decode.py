@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,7 @@ READ_BYTES = 1 << 20
 _ONE_SHOT_ROWS = 200_000  # events reduced to columns at a time after a one-shot decode
 
 
-@dataclass(frozen=True)
-class DecodedTrace:
+class DecodedTrace(msgspec.Struct, frozen=True):
     """Columns of the complete events, the thread names, the file's top-level metadata."""
 
     columns: dict[str, Any]

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
+
 from synchunt.errors import TraceError
 from synchunt.executor import Executor, ExecutorSpec, LocalExecutor, make_executor
 from synchunt.progress import NULL_PROGRESS, Progress
@@ -124,8 +126,7 @@ def trace_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
 
 
-@dataclass(frozen=True)
-class _Job:
+class _Job(msgspec.Struct, frozen=True):
     reduce: Callable[[Trace], Any]
     options: LoadOptions
 

@@ -11,8 +11,9 @@ file is then decoded in one go, as when streamed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from synchunt.trace.chunks import SLICE_BYTES, EventSplitter
 from synchunt.trace.columns import ColumnChunk
@@ -24,8 +25,7 @@ WINDOW_BYTES = 1 << 20  # how far past a share's end an event start is looked fo
 MIN_RANGE_BYTES = 4 << 20  # below this a range is not worth a process
 
 
-@dataclass(frozen=True)
-class RangePlan:
+class RangePlan(msgspec.Struct, frozen=True):
     """Where the event array's events start, the layout, and the cuts between the ranges (event starts)."""
 
     head: bytes  # the file's bytes before the event array's ``[``

@@ -11,7 +11,6 @@ attribution read, where they read it), which decodes and reduces faster.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -128,8 +127,7 @@ ROWS_READ: dict[str, frozenset[str]] = {
 }
 
 
-@dataclass(frozen=True)
-class FieldSet:
+class FieldSet(msgspec.Struct, frozen=True):
     """Which columns a decode fills. ``all``: every column of the trace model, on every event. ``analysis``:
     what detection and attribution read, where they read it — no external or Python ids, byte counts or input
     types; correlation ids, streams and sync kinds only on the categories of `ROWS_READ`; ``Concrete Inputs``

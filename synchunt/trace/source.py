@@ -6,8 +6,9 @@ import os
 import stat
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from synchunt.errors import TraceError
 
@@ -16,8 +17,7 @@ BLOCK_BYTES = 8 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-@dataclass(frozen=True)
-class PartialRead:
+class PartialRead(msgspec.Struct, frozen=True):
     """A trace cut mid-write: what could be kept."""
 
     bytes_read: int  # uncompressed bytes read before the cut

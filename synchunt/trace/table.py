@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 
 FLOATS = ("ts", "dur", "end")
@@ -27,8 +27,7 @@ FRAME_COLUMNS = ("name", "cat", "pid", "tid", "ts", "dur", "end", "correlation",
                  "parent", "depth")
 
 
-@dataclass(frozen=True, eq=False)
-class CodedColumn:
+class CodedColumn(msgspec.Struct, frozen=True, eq=False):
     """``codes`` (int8 to int32, -1: missing) into ``vocabulary`` (an object array of distinct values)."""
 
     codes: np.ndarray
@@ -48,8 +47,7 @@ class CodedColumn:
         return RowStrings(self.codes, np.array([str(v) for v in self.vocabulary] + ["nan"], dtype=object))
 
 
-@dataclass(frozen=True, eq=False)
-class RowStrings:
+class RowStrings(msgspec.Struct, frozen=True, eq=False):
     """Each row's value as ``str``, indexed like an array (``[i]``, ``[rows]``, ``[mask]``) without holding a
     string per row: the texts of the distinct values, and the rows' codes into them (-1, missing, is "nan")."""
 
