@@ -110,6 +110,7 @@ def first_appearance_codes(items: Iterable[Any], count: int | None = None) -> tu
     index: defaultdict[Any, int] = defaultdict()
     index.default_factory = index.__len__
     codes = np.fromiter(map(index.__getitem__, items), np.int64, len(items) if count is None else count)
+    index.default_factory = None  # the factory is the dict's own method: a cycle only the collector would free
     return codes, list(index)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -95,6 +97,22 @@ def test_table_helpers():
                         "ts": np.array([1, 2, 3], dtype=np.int32)}, {}, 3)
     assert table.array("pid").tolist() == [4, "x", 4] and table.array("ts").dtype == np.float64
     assert table.id_codes("pid")[1] == [4, "x"] and table.keys == ("pid", "ts")
+
+
+def test_coding_a_column_leaves_no_cycle_for_the_collector():
+    """The first-appearance index is freed as soon as the codes are made: a cycle (its factory is its own
+    method) held every chunk's distinct values until a collection, 10 MB on the 243 MB CPU trace with the CLI's
+    rare collections."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        codes, values = first_appearance_codes(iter(["b", "a", "b"] * 1000), 3000)
+        assert gc.collect() == 0
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert codes[:3].tolist() == [0, 1, 0] and values == ["b", "a"]
 
 
 def test_row_strings_and_membership_read_codes_with_missing_rows():
