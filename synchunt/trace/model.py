@@ -179,9 +179,16 @@ _FIELDS = ("path", "table", "thread_rows", "metadata", "partial")
 
 
 def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
-    """The distinct (pid, tid) pairs of the host events, as Python values."""
-    codes, pairs = trace.thread_lanes
-    return [pairs[code] for code in compact(codes[trace.in_categories(vocab.HOST_CATEGORIES)])[0].tolist()]
+    """The distinct (pid, tid) pairs of the host events, as Python values, in the order of `Trace.thread_lanes`.
+
+    Worked out from the host rows' id codes alone: the per-row lane codes of every event (a pass over all the
+    rows and a gather) are not needed for that."""
+    pid_codes, pids = trace.table.id_codes("pid")
+    tid_codes, tids = trace.table.id_codes("tid")
+    host = trace.in_categories(vocab.HOST_CATEGORIES)
+    width = max(len(tids), 1)
+    distinct = compact(pid_codes[host] * width + tid_codes[host])[0]
+    return [(pids[code // width], tids[code % width]) for code in distinct.tolist()]
 
 
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
