@@ -47,7 +47,11 @@ def emit(registry: Registry[Any], name: str, model: Any, output: Path | None, *,
         width = shutil.get_terminal_size((120, 24)).columns if terminal else 120
         content = renderer(model, RenderOptions(color=terminal, width=max(width, 80)))
         if isinstance(content, bytes):
-            sys.stdout.buffer.write(content)
+            binary = getattr(sys.stdout, "buffer", None)  # a text-only stream (io.StringIO, a notebook) has none
+            if binary is None:
+                sys.stdout.write(content.decode("utf-8"))
+            else:
+                binary.write(content)
         else:
             sys.stdout.write(content if content.endswith("\n") else content + "\n")
         sys.stdout.flush()

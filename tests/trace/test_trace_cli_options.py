@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -95,6 +96,19 @@ def test_analyze_loads_neither_pandas_nor_other_commands(tmp_path, source, syncs
         assert _in_child(tmp_path, arguments, loaded) == "[]"
     assert len(list((tmp_path / "c").glob("*.columns"))) == 1
     assert json.loads((tmp_path / "out.json").read_text())["summary"]["syncs"] == syncs
+
+
+def test_machine_output_reaches_a_text_only_stdout(monkeypatch, capsys):
+    """`main()` in a caller's process with stdout replaced by a text stream (io.StringIO, a notebook's): the JSON
+    document, which is rendered as bytes, is written as its text, not an internal error."""
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "argv", ["synchunt", "analyze", str(FIXTURES / "GATE-three-confirmed-no-frames.json"),
+                                      "--no-cache", "--format", "json"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 0, capsys.readouterr().err
+    assert json.loads(out.getvalue())["summary"]["syncs"] == 3
 
 
 _HUGE_PAGE_STATE = (  # numpy's own switch returns the setting it replaces: what the import chose
