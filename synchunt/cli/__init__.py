@@ -112,9 +112,10 @@ def entry() -> None:
     After a trace command, whose outputs are written and closed by then, every object is frozen: the interpreter's
     last collection at exit need not walk what the run made (the catalogue, numpy's and typer's modules, the
     analysis), 35-45 ms of every such command here. During a trace command the youngest generation is collected
-    after every `_YOUNG_COLLECTION_THRESHOLD` new containers instead of CPython's 700: an analysis makes hundreds of
-    thousands of short-lived tuples and records and almost no cycles, so the collector's ~190 passes found nothing
-    to free and cost a cached re-analysis 15-35 ms and more in cache misses (0.41-0.44 -> 0.29-0.36 s here).
+    after every `_YOUNG_COLLECTION_THRESHOLD` new containers instead of CPython's default (700 up to 3.12, 2000 in
+    3.13): an analysis makes hundreds of thousands of short-lived tuples and records and almost no cycles, so the
+    collector's ~190 passes found nothing to free and cost a cached re-analysis 15-35 ms and more in cache misses
+    (0.41-0.44 -> 0.29-0.36 s here).
     `main` itself leaves the collector alone, for callers that go on after it (tests, a harness).
     """
     trace_command = _command(sys.argv) in _READ_ONLY_COMMANDS
@@ -129,7 +130,7 @@ def entry() -> None:
             gc.freeze()
 
 
-# Cyclic garbage waits at most this many new container objects (a few MB) before it is freed.
+# Cyclic garbage waits until this many more container objects have been made (whatever their size) to be freed.
 _YOUNG_COLLECTION_THRESHOLD = 100_000
 
 
