@@ -8,12 +8,14 @@ the whole array is one slice.
 
 `views` hands out each slice as a view into the splitter's buffer, made a JSON array in place (the whitespace
 before the first event becomes ``[``, the comma after the last ``]``): decoding in this process copies nothing.
-A view is valid until the next one is asked for, and nothing may keep a reference into it (msgspec's ``Raw``
-values must be turned into bytes first).
+A view is valid until the next one is asked for, and nothing should keep a reference into it (msgspec's ``Raw``
+values must be turned into bytes first); when something does, the splitter leaves that buffer to it and goes on
+in a copy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 
@@ -84,9 +86,15 @@ class EventSplitter:
                 break
             view = self._array_view(start, cut)
             yield view
-            view.release()
+            with contextlib.suppress(BufferError):  # still read in place: see below
+                view.release()
             start = cut
-        del self._buffer[:start]
+        try:
+            del self._buffer[:start]
+        except BufferError:
+            # Something still reads a slice in place (decoded values kept alive by a frame that a debugger or a
+            # sampling profiler holds): that buffer is left to it, and the splitter goes on in a copy.
+            self._buffer = self._buffer[start:]
 
     def finish(self) -> Ending:
         """After the last block: the remaining slices and the tail, or what can be kept of a cut stream."""

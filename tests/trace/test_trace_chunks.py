@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 
+import msgspec
 import numpy as np
 import pandas as pd
 import pytest
@@ -50,6 +51,27 @@ def test_splitter_cuts_only_at_event_starts(torch_trace):
     counts = [len(json.loads(s)) for s in slices]  # every slice is a JSON array of whole events
     assert sum(counts) == len(json.loads(data)["traceEvents"])
     assert json.loads(splitter.head + b"[]" + ending.tail)["traceEvents"] == []
+
+
+def test_a_slice_still_read_in_place_neither_stops_the_splitter_nor_changes(torch_trace):
+    """A consumer that keeps reading a slice in place past the next one (a frame holding decoded values, kept
+    by a sampling profiler): the splitter goes on in a copy of its buffer, every slice comes out the same, and
+    the kept slice is not written over."""
+    data = torch_trace.read_bytes()
+    blocks = [data[start:start + 1000] for start in range(0, len(data), 1000)]
+    plain = EventSplitter(slice_bytes=2048)
+    expected = [s for block in blocks for s in plain.feed(block)]
+    splitter = EventSplitter(slice_bytes=2048)
+    held, seen = [], []
+    for block in blocks:
+        for view in splitter.views(block):
+            seen.append(bytes(view))
+            if len(held) < 3:  # an array over the slice's bytes, and msgspec values that read the view itself
+                raw = msgspec.json.decode(view, type=list[msgspec.Raw])
+                held.append((np.frombuffer(view, dtype=np.uint8), raw, seen[-1]))
+    assert seen == expected and len(seen) > 20
+    for array, raw, copy in held:
+        assert array.tobytes() == copy and [json.loads(bytes(r)) for r in raw] == json.loads(copy)
 
 
 @pytest.mark.parametrize("writer, layout", [(kineto_layout, "lines"), (one_line, "whole")])
