@@ -96,10 +96,10 @@ _SKIPPED, _UNNAMED = object(), object()  # a call known not to block; one the ca
 
 
 def _has_id(correlation: np.ndarray, ids: list[int]) -> np.ndarray:
-    """Whether each row's correlation id is one of ``ids`` (non-negative): a mark per id when their range is
-    small, which is the usual case (Kineto numbers its correlation ids from 0)."""
+    """Whether each value (a correlation id, a row) is one of ``ids`` (non-negative): a mark per id when their
+    range is small, which is the usual case (Kineto numbers its correlation ids from 0; rows count from 0)."""
     if not ids:
-        return np.zeros(len(correlation), dtype=bool)
+        return np.zeros(np.shape(correlation), dtype=bool)
     wanted = np.asarray(ids, dtype=np.int64)
     top = int(wanted.max())
     if top > 8 * len(correlation) + (1 << 22):
@@ -137,9 +137,7 @@ def _copies_by_issuer(columns: Columns, memcpys: dict[int, str], causes: list[in
         levels.append(np.where(above >= 0, parent[np.maximum(above, 0)], -1))
     table = np.stack(levels, axis=1)
     names = [memcpys[c] for c in columns.correlation[launched].tolist()]
-    is_cause = np.zeros(len(parent) + 1, dtype=bool)  # rows are positions; the last mark, never set, answers -1
-    is_cause[causes] = True
-    for row, level in zip(*np.nonzero(is_cause[table]), strict=True):
+    for row, level in zip(*np.nonzero(_has_id(table, causes)), strict=True):  # -1 (no event) is no cause
         issued.setdefault(int(table[row, level]), []).append(names[row])
     return issued
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -151,12 +152,9 @@ class Trace:
     def thread_lanes(self) -> tuple[np.ndarray, list[tuple[Any, Any]]]:
         """Each event's (pid, tid) as a code into the distinct pairs (numbered in the order of the ids' codes),
         and the pairs."""
-        pid_codes, pids = self.table.id_codes("pid")
-        tid_codes, tids = self.table.id_codes("tid")
-        width = max(len(tids), 1)
-        distinct, codes = compact(pid_codes * width + tid_codes)
-        pairs = [(pids[code // width], tids[code % width]) for code in distinct.tolist()]
-        return codes.reshape(-1).astype(np.int64), pairs
+        keys, pair_of = _lane_keys(self.table)
+        distinct, codes = compact(keys)
+        return codes.reshape(-1).astype(np.int64), [pair_of(key) for key in distinct.tolist()]
 
     def thread_name(self, pid: Any, tid: Any) -> str:
         try:
@@ -181,14 +179,21 @@ _FIELDS = ("path", "table", "thread_rows", "metadata", "partial")
 def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
     """The distinct (pid, tid) pairs of the host events, as Python values, in the order of `Trace.thread_lanes`.
 
-    Worked out from the host rows' id codes alone: the per-row lane codes of every event (a pass over all the
-    rows and a gather) are not needed for that."""
-    pid_codes, pids = trace.table.id_codes("pid")
-    tid_codes, tids = trace.table.id_codes("tid")
-    host = trace.in_categories(vocab.HOST_CATEGORIES)
+    Worked out from the host rows' keys alone: the per-row lane codes of every event (a pass over all the rows
+    and a gather) are not needed for that."""
+    keys, pair_of = _lane_keys(trace.table, trace.in_categories(vocab.HOST_CATEGORIES))
+    return [pair_of(key) for key in compact(keys)[0].tolist()]
+
+
+def _lane_keys(table: EventTable, rows: np.ndarray | None = None) -> tuple[np.ndarray, Callable[[int], Any]]:
+    """Each row's (pid, tid) as one integer, ordered as the ids' codes (of the rows of the mask ``rows`` only,
+    when given), and the (pid, tid) pair an integer stands for."""
+    pid_codes, pids = table.id_codes("pid")
+    tid_codes, tids = table.id_codes("tid")
+    if rows is not None:
+        pid_codes, tid_codes = pid_codes[rows], tid_codes[rows]
     width = max(len(tids), 1)
-    distinct = compact(pid_codes[host] * width + tid_codes[host])[0]
-    return [(pids[code // width], tids[code % width]) for code in distinct.tolist()]
+    return pid_codes * width + tid_codes, lambda key: (pids[key // width], tids[key % width])
 
 
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:

@@ -88,7 +88,6 @@ def value_mask(codes: np.ndarray, per_value: Iterable[bool]) -> np.ndarray:
     return mask
 
 
-
 def compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(codes, return_inverse=True)`` for non-negative integer codes, without sorting when their range
     is small (a mark per possible code): the distinct codes ascending, and each one's position among them."""
