@@ -97,7 +97,10 @@ CONTENDERS = {
     "msgspec typed decode": _BARE_ONE,
     "json.loads": "import json\njson.loads(open(sys.argv[1], 'rb').read())",
     "orjson.loads": "import orjson\norjson.loads(open(sys.argv[1], 'rb').read())",
-    "HTA parse_trace_file": "from hta.common.trace_parser import parse_trace_file\nparse_trace_file(sys.argv[1])",
+    # HTA's parser, as its TraceAnalysis calls it for each rank (the installed release has no parse_trace_file)
+    "HTA parse_trace_dataframe": ("from hta.common.trace_parser import parse_trace_dataframe\n"
+                                  "from hta.configs.parser_config import ParserConfig\n"
+                                  "parse_trace_dataframe(sys.argv[1], ParserConfig.get_default_cfg())"),
 }
 
 
