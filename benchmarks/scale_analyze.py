@@ -12,6 +12,7 @@ docs/benchmarks.md. The package's bytecode is compiled first, as `pip install` d
 time compiling synchunt (this environment sets PYTHONDONTWRITEBYTECODE).
 
     python benchmarks/scale_analyze.py [--work /tmp/synchunt-scale] [--repeats 1] [--mb 220] [--rank-mb 25 100]
+                                        [--parts single ranks]
 """
 
 from __future__ import annotations
@@ -254,14 +255,16 @@ def ranks(work: Path, source: Path, repeats: int, rank_mb: int) -> dict:
     return table
 
 
-def rss_projection(results: dict, gpu_mb: float) -> str:
+def rss_projection(results: dict, gpu_mb: float | None) -> str:
     """P2's projection: peak RSS as a line through the smallest and the largest one-process runs on GPU traces
-    (one rank at a time on 1 worker, and the replicated trace), read at 2 GB."""
+    (one rank at a time on 1 worker, and the replicated trace of ``gpu_mb`` when it ran), read at 2 GB."""
     points = [(r["largest_mb"], r["8 ranks, 1 worker"]["rss_mb"]) for r in results["ranks"].values()
               if "rss_mb" in r["8 ranks, 1 worker"]]
-    one = results["gpu"]["synchunt analyze (1 process)"]
+    one = results["gpu"]["synchunt analyze (1 process)"] if "gpu" in results else {}
     if "rss_mb" in one:
         points.append((gpu_mb, one["rss_mb"]))
+    if not points:
+        return "P2 projection: not enough sizes measured"
     (small, small_rss), (large, large_rss) = min(points), max(points)
     if large <= small:
         return "P2 projection: not enough sizes measured"
@@ -283,19 +286,26 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=220, help="size of each replicated trace")
     parser.add_argument("--rank-mb", type=int, nargs="+", default=[25, 100],
                         help="size of each of the 8 rank traces (one set per size)")
+    parser.add_argument("--parts", nargs="+", choices=("single", "ranks"), default=["single", "ranks"],
+                        help="what to run: the two large single traces, the 8-rank folders, or both")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     compileall.compile_dir(REPO / "synchunt", quiet=1)
-    cpu = args.work / "cpu-with-stack.json"
-    if not cpu.exists():
-        replicate(cpu_base(args.work / "cpu-base.json", 3000), cpu, args.mb << 20)
-    gpu = args.work / "gpu-a100.json"
-    if not gpu.exists():
-        replicate(GPU_SOURCE, gpu, args.mb << 20)
-    results = {"cpu": single_trace("with-stack CPU trace", cpu, args.work, args.repeats),
-               "gpu": single_trace("GPU trace (A100, replicated)", gpu, args.work, args.repeats),
-               "ranks": {mb: ranks(args.work, GPU_SOURCE, args.repeats, mb) for mb in args.rank_mb}}
-    for name in ("cpu", "gpu"):
+    results: dict = {"ranks": {}}
+    gpu_mb = None
+    if "single" in args.parts:
+        cpu = args.work / "cpu-with-stack.json"
+        if not cpu.exists():
+            replicate(cpu_base(args.work / "cpu-base.json", 3000), cpu, args.mb << 20)
+        gpu = args.work / "gpu-a100.json"
+        if not gpu.exists():
+            replicate(GPU_SOURCE, gpu, args.mb << 20)
+        gpu_mb = gpu.stat().st_size / 2**20
+        results["cpu"] = single_trace("with-stack CPU trace", cpu, args.work, args.repeats)
+        results["gpu"] = single_trace("GPU trace (A100, replicated)", gpu, args.work, args.repeats)
+    if "ranks" in args.parts:
+        results["ranks"] = {mb: ranks(args.work, GPU_SOURCE, args.repeats, mb) for mb in args.rank_mb}
+    for name in ("cpu", "gpu") if "single" in args.parts else ():
         table, size = results[name], (cpu if name == "cpu" else gpu).stat().st_size / 2**20
         bare = table["msgspec typed decode"]["wall_s"]
         one, two = table["synchunt analyze (1 process)"], table["synchunt analyze --workers 2"]
@@ -307,7 +317,7 @@ def main() -> None:
               f"{two['wall_s'] / bare:.2f} (goal ≤ 1.0); P2 RSS/file={one['rss_mb'] / size:.2f} (goal ≤ 1.0); "
               f"P6 cached/first={cached['wall_s'] / one['wall_s']:.2f} (goal ≤ 0.15; in one process: "
               f"{library_ratio(table)})")
-    print(rss_projection(results, gpu.stat().st_size / 2**20))
+    print(rss_projection(results, gpu_mb))
     for mb, r in results["ranks"].items():
         serial, pooled = r["8 ranks, 1 worker"], r["8 ranks, 2 workers"]
         bare_serial, bare_pair = r["bare decode, 1 process"], r["bare decode, 2 processes"]
