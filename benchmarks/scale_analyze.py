@@ -255,19 +255,17 @@ def ranks(work: Path, source: Path, repeats: int, rank_mb: int) -> dict:
     return table
 
 
-def rss_projection(results: dict, gpu_mb: float | None) -> str:
+def rss_projection(results: dict, sizes: dict[str, float]) -> str:
     """P2's projection: peak RSS as a line through the smallest and the largest one-process runs on GPU traces
-    (one rank at a time on 1 worker, and the replicated trace of ``gpu_mb`` when it ran), read at 2 GB."""
+    (one rank at a time on 1 worker, and the replicated trace when it ran), read at 2 GB."""
     points = [(r["largest_mb"], r["8 ranks, 1 worker"]["rss_mb"]) for r in results["ranks"].values()
               if "rss_mb" in r["8 ranks, 1 worker"]]
     one = results["gpu"]["synchunt analyze (1 process)"] if "gpu" in results else {}
     if "rss_mb" in one:
-        points.append((gpu_mb, one["rss_mb"]))
-    if not points:
+        points.append((sizes["gpu"], one["rss_mb"]))
+    if len({size for size, _ in points}) < 2:
         return "P2 projection: not enough sizes measured"
     (small, small_rss), (large, large_rss) = min(points), max(points)
-    if large <= small:
-        return "P2 projection: not enough sizes measured"
     slope = (large_rss - small_rss) / (large - small)
     at = small_rss + slope * (2048 - small)
     return (f"P2 projection (GPU traces, peak RSS = {small_rss - slope * small:.0f} MB + {slope:.2f} x size, from "
@@ -292,7 +290,7 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     compileall.compile_dir(REPO / "synchunt", quiet=1)
     results: dict = {"ranks": {}}
-    gpu_mb = None
+    sizes: dict[str, float] = {}  # MB of each single trace run
     if "single" in args.parts:
         cpu = args.work / "cpu-with-stack.json"
         if not cpu.exists():
@@ -300,13 +298,13 @@ def main() -> None:
         gpu = args.work / "gpu-a100.json"
         if not gpu.exists():
             replicate(GPU_SOURCE, gpu, args.mb << 20)
-        gpu_mb = gpu.stat().st_size / 2**20
+        sizes = {"cpu": cpu.stat().st_size / 2**20, "gpu": gpu.stat().st_size / 2**20}
         results["cpu"] = single_trace("with-stack CPU trace", cpu, args.work, args.repeats)
         results["gpu"] = single_trace("GPU trace (A100, replicated)", gpu, args.work, args.repeats)
     if "ranks" in args.parts:
         results["ranks"] = {mb: ranks(args.work, GPU_SOURCE, args.repeats, mb) for mb in args.rank_mb}
-    for name in ("cpu", "gpu") if "single" in args.parts else ():
-        table, size = results[name], (cpu if name == "cpu" else gpu).stat().st_size / 2**20
+    for name, size in sizes.items():
+        table = results[name]
         bare = table["msgspec typed decode"]["wall_s"]
         one, two = table["synchunt analyze (1 process)"], table["synchunt analyze --workers 2"]
         cached = table["synchunt analyze (cached)"]
@@ -317,7 +315,7 @@ def main() -> None:
               f"{two['wall_s'] / bare:.2f} (goal ≤ 1.0); P2 RSS/file={one['rss_mb'] / size:.2f} (goal ≤ 1.0); "
               f"P6 cached/first={cached['wall_s'] / one['wall_s']:.2f} (goal ≤ 0.15; in one process: "
               f"{library_ratio(table)})")
-    print(rss_projection(results, gpu_mb))
+    print(rss_projection(results, sizes))
     for mb, r in results["ranks"].items():
         serial, pooled = r["8 ranks, 1 worker"], r["8 ranks, 2 workers"]
         bare_serial, bare_pair = r["bare decode, 1 process"], r["bare decode, 2 processes"]
