@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from synchunt.library_code import LIBRARY_PACKAGES
-from synchunt.source_map import USER, SourceMap
+from synchunt.source_map import SITE_PACKAGES, STDLIB, USER, SourceMap
 
 PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 NO_SCOPE = "(no scope)"
@@ -144,26 +144,31 @@ class FrameFilter(msgspec.Struct, frozen=True):
     def is_library_module(self, module: str) -> bool:
         return any(module == name or module.startswith(name + ".") for name in self.skip_packages)
 
-    def is_library_file(self, file: str) -> bool:
-        """For a file as a trace names it (often relative to a ``sys.path`` entry) or an absolute path."""
+    def is_internal(self, file: str) -> bool:
+        """Never a call site: torch and the other skipped packages (``--skip-package`` among them), the standard
+        library, built-in pseudo-frames and synchunt's own runner. A sync inside such code is placed at the frame
+        that called into it."""
         if not file or file.startswith("<"):  # <built-in ...>, <frozen ...>, <string>
             return True
         normalized = file.replace("\\", "/")
         first, slash, _ = normalized.lstrip("/").partition("/")
         if slash and first in self.skip_packages:  # a package folder (a top-level file's name decides nothing)
             return True
+        if _is_synchunt_file(normalized):
+            return True
         if self.sources is not None:
             kind = self.sources.kind_of(normalized)
             if kind == USER:  # a user file, unless its module belongs to a skipped package
                 module = self.sources.module_of(normalized)
                 return module is not None and self.is_library_module(module)
-            if kind is not None:
+            if kind == STDLIB:
                 return True
-        if "site-packages/" in normalized or "dist-packages/" in normalized:
-            return True
-        if self.skip_stdlib and any(normalized.startswith(d) for d in _stdlib_dirs()):
-            return True
-        if self.skip_stdlib and "/lib/python3" in normalized:
+            if kind == SITE_PACKAGES:
+                return False
+        packages = _after_site_packages(normalized)
+        if packages is not None:
+            return packages.partition("/")[0] in self.skip_packages
+        if self.skip_stdlib and (any(normalized.startswith(d) for d in _stdlib_dirs()) or "/lib/python3" in normalized):
             return True
         module = first[:-3] if first.endswith(".py") else first
         if module in self.skip_packages:
@@ -171,27 +176,61 @@ class FrameFilter(msgspec.Struct, frozen=True):
         # By name, for traces captured without a source map only: a guess that a user's queue.py would defeat.
         return self.skip_stdlib and module in sys.stdlib_module_names
 
+    def is_library_file(self, file: str) -> bool:
+        """Not the user's: internal code (:meth:`is_internal`) or an installed library (a site-packages folder,
+        by where the capture saw the file live, or by its path for traces captured elsewhere)."""
+        if self.is_internal(file):
+            return True
+        normalized = file.replace("\\", "/")
+        if self.sources is not None:
+            kind = self.sources.kind_of(normalized)
+            if kind is not None:
+                return kind != USER
+        return _after_site_packages(normalized) is not None
+
     def is_user(self, file: str) -> bool:
         return not self.is_library_file(file)
 
+    def locate(self, stack: Sequence[Frame]) -> tuple[Frame | None, Frame | None]:
+        """Where a sync happens and how the user's code got there, from its stack (innermost first): the innermost
+        frame that is not internal (library code or the user's), and, when that frame is a library's, the
+        innermost user frame (``None`` when the sync happens in the user's own code or no user frame led there)."""
+        site = next((frame for frame in stack if not self.is_internal(frame.file)), None)
+        if site is None or self.is_user(site.file):
+            return site, None
+        return site, next((frame for frame in stack if self.is_user(frame.file)), None)
+
     def call_site(self, stack: Sequence[Frame]) -> Frame | None:
-        """The innermost user frame of ``stack`` (innermost first)."""
-        return next((frame for frame in stack if self.is_user(frame.file)), None)
+        """The innermost frame of ``stack`` (innermost first) where the sync happens (see :meth:`locate`)."""
+        return self.locate(stack)[0]
 
     def shown_stack(self, stack: Sequence[Frame]) -> list[Frame]:
-        """``stack`` (innermost first) as outputs list it: without ``<built-in …>`` pseudo-frames, and without the
-        frames outside the outermost user frame (the thread bootstrap and synchunt's runner around the target)."""
-        frames = [frame for frame in stack if frame.file and not frame.file.startswith("<")]
-        user = [i for i, frame in enumerate(frames) if self.is_user(frame.file)]
-        if user:
-            return frames[:user[-1] + 1]
-        return [frame for frame in frames if not _is_runner(frame)]
+        """``stack`` (innermost first) as outputs list it: without ``<built-in …>`` pseudo-frames, synchunt's own
+        frames, and the frames outside the outermost frame that is not internal (the thread bootstrap around the
+        target)."""
+        frames = [frame for frame in stack if frame.file and not frame.file.startswith("<")
+                  and not _is_synchunt_file(frame.file.replace("\\", "/"))]
+        outer = [i for i, frame in enumerate(frames) if not self.is_internal(frame.file)]
+        if outer:
+            return frames[:outer[-1] + 1]
+        return [frame for frame in frames if frame.file.replace("\\", "/").rsplit("/", 1)[-1] != "threading.py"]
 
 
-def _is_runner(frame: Frame) -> bool:
-    """synchunt's own frames and the thread bootstrap that runs a target."""
-    file = frame.file.replace("\\", "/")
-    return file.split("/", 1)[0] == "synchunt" or "/synchunt/" in file or file.rsplit("/", 1)[-1] == "threading.py"
+def _after_site_packages(path: str) -> str | None:
+    """What follows the last ``site-packages/`` (or ``dist-packages/``) folder of a path; ``None`` without one."""
+    cut = max(path.rfind("site-packages/"), path.rfind("dist-packages/"))
+    if cut < 0:
+        return None
+    return path[path.index("/", cut) + 1:]
+
+
+_SYNCHUNT_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+
+
+def _is_synchunt_file(path: str) -> bool:
+    """synchunt's own code (its runner around a target, the guard): by the package's folder on this machine, or
+    named as an installed synchunt names it."""
+    return path.startswith(_SYNCHUNT_DIR) or path.startswith("synchunt/")
 
 
 def is_stdlib_file(path: str) -> bool:

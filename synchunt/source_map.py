@@ -207,7 +207,9 @@ def build_source_map(project_root: str, *, library_packages: Sequence[str], user
 
     user: dict[str, str] = {}
     for file, module in module_files(modules).items():
-        if top(module) in library_packages:
+        # synchunt's own files are never the user's, whatever module name they run under (the capture's child
+        # process runs synchunt.capture.isolated as __main__).
+        if top(module) in library_packages or _under(file, _SYNCHUNT_PACKAGE):
             continue
         if location_kind(file) != USER and top(module) not in user_packages:
             continue
@@ -215,6 +217,7 @@ def build_source_map(project_root: str, *, library_packages: Sequence[str], user
     return SourceMap(os.path.abspath(project_root), entries, user)
 
 
+_SYNCHUNT_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 MAX_SOURCE_BYTES = 4 << 20  # a source file, not a data file named .py
 
 

@@ -11,7 +11,7 @@ import msgspec
 import numpy as np
 
 from synchunt.attribute.enrich import attribute, set_aside_calls
-from synchunt.attribute.guard_merge import guard_records, merge_guard
+from synchunt.attribute.guard_merge import guard_sequence, merge_guard
 from synchunt.attribute.lines import exact_lines
 from synchunt.attribute.model import Analysis, Collectives, PartialRead, Sync, TraceInfo
 from synchunt.attribute.sources import split_sources
@@ -60,12 +60,15 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
     """One loaded trace's analysis (picklable through ``functools.partial``: workers run it)."""
     detection = detect(trace, mode)
     info = trace_info(trace, detection.mode.value, set_aside_calls(trace, detection))
-    records = attribute(trace, detection, frame_filter)
+    bound = frame_filter.for_trace(trace.synchunt)
+    records = attribute(trace, detection, bound)
     profiled = trace.synchunt.get("profiled_thread")
     thread = next((r.thread for r in records if r.thread.name == profiled), None)
-    records = merge_guard(records, guard_records(trace.synchunt), trace=str(trace.path), rank=trace.rank,
-                          thread=thread, confirmed_only=detection.mode is Mode.CONFIRMED)
-    return Analysis((info,), exact_lines(records, trace), {"mode": mode.value})
+    merged = merge_guard(records, guard_sequence(trace.synchunt), trace=str(trace.path), rank=trace.rank,
+                         thread=thread, frame_filter=bound, confirmed_only=detection.mode is Mode.CONFIRMED)
+    if merged.dropped:
+        info = msgspec.structs.replace(info, host_resident=merged.dropped)
+    return Analysis((info,), exact_lines(merged.records, trace), {"mode": mode.value})
 
 
 def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:

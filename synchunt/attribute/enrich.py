@@ -41,30 +41,42 @@ def attribute(trace: Trace, detection: Detection, frame_filter: FrameFilter) -> 
     out = []
     for sync, impact, cls, stack_code, own_cat in zip(records, impacts, classes.tolist(), stack_codes, own_cats,
                                                       strict=True):
-        site, stack, ops, scope, scopes, step = place(cls, -1 if has_frames(cls) else stack_code)
+        site, via, stack, ops, scope, scopes, step = place(cls, -1 if has_frames(cls) else stack_code)
         out.append(Sync(
             rule=sync.rule, kind=kind(sync.rule), confirmed=sync.confirmed, op=sync.op,
             op_chain=(*ops, sync.op) if own_cat == vocab.CPU_OP else ops, runtime=sync.runtime,
             thread=thread(sync.pid, sync.tid), ts_us=sync.ts_us, stall_us=sync.stall_us,
             stall_source=sync.stall_source, call_site=site, stack=stack, scope=scope, scope_chain=scopes, step=step,
-            impact=impact if sync.confirmed else None, direction=sync.direction, rank=rank, trace=path))
+            impact=impact if sync.confirmed else None, direction=sync.direction, rank=rank, trace=path, via=via))
     return tuple(out)
 
 
 def _place(frame_filter: FrameFilter, along: tuple[tuple[str, str], ...], call_stack: str | None,
-           ) -> tuple[CallSite | None, tuple[Frame, ...], tuple[str, ...], str, tuple[str, ...], str | None]:
+           ) -> tuple[CallSite | None, CallSite | None, tuple[Frame, ...], tuple[str, ...], str, tuple[str, ...],
+                      str | None]:
     """From a sync's enclosing events (name, category; innermost first) and, without Python frames, its Call
-    stack argument: the call site, the stack shown, the enclosing ops, the scope and its chain (outermost first),
-    the step."""
+    stack argument: where it happens and the user's frame that led there, the stack shown, the enclosing ops, the
+    scope and its chain (outermost first), the step."""
     stack = [f for f in (Frame.from_kineto_name(n) for n, c in along if c == vocab.PYTHON_FUNCTION) if f is not None]
     if not stack:
         stack = parse_call_stack(call_stack) if call_stack else []
     stack = [frame_filter.canonical(frame) for frame in stack]
     ops = tuple(n for n, c in reversed(along) if c == vocab.CPU_OP)
     scopes, step = split_annotations([n for n, c in reversed(along) if c == vocab.USER_ANNOTATION])
-    site = frame_filter.call_site(stack)
-    return (CallSite(site.file, site.line, site.function, def_line=site.line) if site else None,
-            tuple(frame_filter.shown_stack(stack)), ops, SCOPE_SEPARATOR.join(scopes), tuple(scopes), step)
+    site, via = frame_filter.locate(stack)
+    return (_def_site(site, frame_filter), _def_site(via, frame_filter), tuple(frame_filter.shown_stack(stack)), ops,
+            SCOPE_SEPARATOR.join(scopes), tuple(scopes), step)
+
+
+def _def_site(frame: Frame | None, frame_filter: FrameFilter) -> CallSite | None:
+    """A trace frame as a call site: Kineto names the function's first line (resolved later where it can be)."""
+    if frame is None:
+        return None
+    return CallSite(frame.file, frame.line, frame.function, def_line=frame.line, user=frame_filter.is_user(frame.file),
+                    line_note=DEF_LINE_NOTE)
+
+
+DEF_LINE_NOTE = "the trace names only the function's first line"
 
 
 def set_aside_calls(trace: Trace, detection: Detection) -> tuple[SetAsideCall, ...]:

@@ -12,6 +12,7 @@ import msgspec
 from synchunt.attribute.model import Sync
 from synchunt.source_map import find_source, source_roots
 from synchunt.trace import Trace
+from synchunt.trace.vocab import GUARD_PASS_KEY
 
 if TYPE_CHECKING:  # the lint's matchers load only for a call site whose source is found (most traces have none)
     from synchunt.lint.locate import Located
@@ -21,7 +22,13 @@ Asked = tuple[int, str, tuple[str, ...]]
 
 
 def exact_lines(records: Sequence[Sync], trace: Trace) -> tuple[Sync, ...]:
-    """``records`` with each ``def``-line call site resolved to its syncing line where the source shows it."""
+    """``records`` with each ``def``-line call site resolved to its syncing line where the source shows it.
+
+    Not for a trace whose capture ran the guard pass: there the guard saw every sync a form can match, with its
+    line, so a trace sync it did not see happens inside an op no form names (a kernel's own host read), and the
+    form's line would be another sync's."""
+    if GUARD_PASS_KEY in trace.synchunt:
+        return tuple(_unresolved(record, GUARD_DID_NOT_SEE) for record in records)
     roots = tuple(source_roots([trace.synchunt]))
     queries: dict[str, dict[Asked, None]] = {}  # per file: every function and rule asked about, each once
     for record in records:
@@ -32,17 +39,41 @@ def exact_lines(records: Sequence[Sync], trace: Trace) -> tuple[Sync, ...]:
         return tuple(records)
     answers = {(file, query): located for file, asked in queries.items()
                for query, located in _located(file, roots, list(asked)).items()}
+    readable = {file for file, _ in answers}
     resolved = []
     for record in records:
         site = record.call_site
-        found = answers.get((site.file, _query(record))) if site is not None and site.line_source == "def" else None
-        if found is None or found.line_source != "exact" or len(found.lines) != 1:
+        if site is None or site.line_source != "def" or not site.line:
             resolved.append(record)
             continue
+        found = answers.get((site.file, _query(record)))
+        if found is None or found.line_source != "exact" or len(found.lines) != 1:
+            note = _why_def(site.function, record.rule, readable=site.file in readable)
+            resolved.append(msgspec.structs.replace(record, call_site=msgspec.structs.replace(site, line_note=note)))
+            continue
         exact = msgspec.structs.replace(site, line=found.lines[0], def_line=site.def_line or site.line,
-                                        line_source="exact")
+                                        line_source="exact", line_note=None)
         resolved.append(msgspec.structs.replace(record, call_site=exact))
     return tuple(resolved)
+
+
+GUARD_DID_NOT_SEE = ("the trace names only the function's first line, and the runtime guard did not see this sync "
+                     "(it happens inside another op's own code)")
+
+
+def _unresolved(record: Sync, note: str) -> Sync:
+    site = record.call_site
+    if site is None or site.line_source != "def":
+        return record
+    return msgspec.structs.replace(record, call_site=msgspec.structs.replace(site, line_note=note))
+
+
+def _why_def(function: str, rule: str, *, readable: bool) -> str:
+    """Why a call site keeps its function's first line: what the trace names, and what the source could not say."""
+    if not readable:
+        return "the trace names only the function's first line, and its source could not be read here"
+    return (f"the trace names only the function's first line, and no single line of {function}() matches "
+            f"{rule}'s forms")
 
 
 def _query(record: Sync) -> Asked:

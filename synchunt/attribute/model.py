@@ -17,6 +17,7 @@ from synchunt.impact.model import SyncImpact
 from synchunt.sites import Frame, site_key, site_label
 
 LineSource = Literal["exact", "def", "runtime"]
+Phase = Literal["steady", "warm-up"]
 
 
 class Thread(msgspec.Struct, frozen=True):
@@ -29,15 +30,19 @@ class Thread(msgspec.Struct, frozen=True):
 
 
 class CallSite(msgspec.Struct, frozen=True):
-    """The innermost user frame of a sync. ``line`` is the line that synced when ``line_source`` is ``"exact"``
-    (found in the source, or seen at run time: ``"runtime"``); with ``"def"`` it is the function's first line,
-    all a trace records. ``def_line`` is that first line when known."""
+    """A frame of a sync: where it happens (the innermost frame outside torch, a library's or the user's) or the
+    user's frame that led there. ``line`` is the line that synced when ``line_source`` is ``"exact"`` (found in
+    the source) or ``"runtime"`` (seen by the runtime guard); with ``"def"`` it is the function's first line, all
+    a trace records, and ``line_note`` says why no exact line is known. ``def_line`` is that first line when
+    known. ``user`` is false for a library's file (an installed package, not the user's project)."""
 
     file: str
     line: int
     function: str
     def_line: int | None = None
     line_source: LineSource = "def"
+    user: bool = True
+    line_note: str | None = None
 
     @property
     def frame(self) -> Frame:
@@ -45,9 +50,14 @@ class CallSite(msgspec.Struct, frozen=True):
 
 
 class Sync(msgspec.Struct, frozen=True):
-    """One attributed sync: what (rule, op chain, runtime calls), where (thread, call site, stack, scopes, step,
-    rank, trace) and what it cost (the host stall; for confirmed syncs, ``impact``: the work it waited on and the
-    device idle it caused)."""
+    """One attributed sync: what (rule, op chain, runtime calls), where (thread, call site, the user's frame that
+    led there, stack, scopes, step, rank, trace) and what it cost (the host stall; for confirmed syncs,
+    ``impact``: the work it waited on and the device idle it caused).
+
+    One sync is one record, whatever saw it: ``signals`` says which did (the trace, the capture's runtime guard
+    pass, both). ``ts_us`` is ``None`` for a sync only the guard saw (the trace has no event for it); such syncs
+    keep their place in the thread's order among the others. ``phase`` tells warm-up (initialization, the first
+    calls) from steady state."""
 
     rule: str
     kind: str
@@ -56,7 +66,7 @@ class Sync(msgspec.Struct, frozen=True):
     op_chain: tuple[str, ...]
     runtime: str
     thread: Thread
-    ts_us: float
+    ts_us: float | None
     stall_us: float
     stall_source: str
     call_site: CallSite | None
@@ -72,6 +82,10 @@ class Sync(msgspec.Struct, frozen=True):
     # Across ranks: how much later than the earliest rank this rank entered its next collective after the sync
     # (µs, the stall propagated to every peer); None when unknown (one rank, latent, no matched collective).
     collective_delay_us: float | None = None
+    # The user's frame that led to a sync happening in library code (None: it happens in the user's own code, or
+    # no user frame was recorded).
+    via: CallSite | None = None
+    phase: Phase = "steady"
 
     @property
     def device_idle_us(self) -> float | None:
@@ -88,8 +102,10 @@ class Sync(msgspec.Struct, frozen=True):
 
     @property
     def site(self) -> str:
-        """The label every output uses for this sync's call site."""
-        return site_label(self.call_site.frame if self.call_site else None, self.op)
+        """The label every output uses for this sync's call site: where it happens, and the user's frame that led
+        there (``transformers/generation/utils.py:396 _sample via serve.py:31 step``)."""
+        label = site_label(self.call_site.frame if self.call_site else None, self.op)
+        return f"{label} via {self.via.frame.label}" if self.via is not None else label
 
     @property
     def site_key(self) -> str:
@@ -143,6 +159,8 @@ class TraceInfo(msgspec.Struct, frozen=True):
     set_aside: tuple[SetAsideCall, ...] = ()
     partial: PartialRead | None = None
     collectives: Collectives | None = None  # None: the trace has no collective kernel
+    # Trace syncs left out because the shadow device saw their data on the host (not syncs on a GPU).
+    host_resident: int = 0
 
 
 class Summary(msgspec.Struct, frozen=True):

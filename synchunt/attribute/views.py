@@ -10,7 +10,7 @@ from synchunt.attribute.model import SiteSummary, Sync
 SYNC_COLUMNS = ["site", "rule", "kind", "confirmed", "op", "op_chain", "runtime", "pid", "tid", "thread", "ts_us",
                 "stall_us", "stall_source", "file", "line", "function", "line_source", "stack", "scope",
                 "scope_chain", "step", "waited_on", "device_idle_us", "direction", "rank", "trace", "signals",
-                "collective_delay_us"]
+                "collective_delay_us", "via", "line_note", "phase"]
 SITE_COLUMNS = ["site", "key", "file", "line", "function", "line_source", "count", "confirmed", "latent",
                 "stall_us", "max_stall_us", "device_idle_us", "max_idle_us", "rules", "ops", "scopes", "threads",
                 "collective_delay_us"]
@@ -25,7 +25,7 @@ def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
         "op": [r.op for r in records], "op_chain": [list(r.op_chain) for r in records],
         "runtime": [r.runtime for r in records], "pid": [r.thread.pid for r in records],
         "tid": [r.thread.tid for r in records], "thread": [r.thread.name for r in records],
-        "ts_us": pd.Series([r.ts_us for r in records], dtype=float),
+        "ts_us": pd.array([r.ts_us for r in records], dtype="Float64"),
         "stall_us": pd.Series([r.stall_us for r in records], dtype=float),
         "stall_source": [r.stall_source for r in records],
         "file": [s.file if s else None for s in sites],
@@ -40,6 +40,9 @@ def syncs_frame(records: tuple[Sync, ...]) -> pd.DataFrame:
         "rank": pd.array([r.rank for r in records], dtype="Int64"), "trace": [r.trace for r in records],
         "signals": [list(r.signals) for r in records],
         "collective_delay_us": pd.array([r.collective_delay_us for r in records], dtype="Float64"),
+        "via": [r.via.frame.label if r.via is not None else None for r in records],
+        "line_note": [s.line_note if s else None for s in sites],
+        "phase": [r.phase for r in records],
     }
     return pd.DataFrame(columns, columns=SYNC_COLUMNS)
 

@@ -10,9 +10,12 @@ The capture stores the records in the trace's ``synchunt`` metadata as ``guard``
         {"rule": "SH109", "op": "aten::item", "file": "myserve/sched.py", "line": 34, "function": "maybe_evict",
          "stack": [{"file": "myserve/sched.py", "line": 34, "function": "maybe_evict"}, ...],
          "thread": "myserve.sched:step", "latent": true, "source": "dispatch", "confirmed": false,
-         "allowed": false, "allow_reason": null, "detail": "...", "count": 500}]}
+         "allowed": false, "allow_reason": null, "detail": "...", "count": 500}],
+     "sequence": [0, 0, 1, 0, ...]}
 
-Identical records are stored once with their ``count``; files are named as the trace names them.
+Identical records are stored once with their ``count``; ``sequence`` lists the record of each sync in the order
+the syncs happened (so the analysis can meet the k-th sync of a rule in the trace with the k-th the guard saw);
+files are named as the trace names them.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from synchunt.guard import SyncRecord
 
+
+
+GUARD_PASS_STACK_DEPTH = 96
 
 
 @dataclass(frozen=True)
@@ -40,7 +46,8 @@ def run_guarded(step: Callable[[Any], Any], state: Any, iterations: int) -> Guar
     """Run ``step(state)`` ``iterations`` times on the calling thread under :func:`synchunt.guard.watch`."""
     from synchunt.guard import watch
 
-    recorder = watch()
+    # Deep stacks: a sync inside a library keeps the user's frame that led there (the analysis picks both).
+    recorder = watch(stack_depth=GUARD_PASS_STACK_DEPTH)
     error = None
     try:
         with recorder:
@@ -51,20 +58,25 @@ def run_guarded(step: Callable[[Any], Any], state: Any, iterations: int) -> Guar
     return GuardPass(iterations=iterations, records=tuple(recorder.syncs), error=error)
 
 
-def guard_records_json(records: Sequence[SyncRecord], name: Callable[[str], str]) -> list[dict[str, Any]]:
-    """Plain-JSON records, identical ones once with a ``count``, files renamed by ``name`` (to the trace's names)."""
+def guard_records_json(records: Sequence[SyncRecord], name: Callable[[str], str],
+                       ) -> tuple[list[dict[str, Any]], list[int]]:
+    """Plain-JSON records, identical ones once with a ``count``, files renamed by ``name`` (to the trace's names),
+    and the sequence: for each record in the order given, the index of its stored row."""
     rows = [_record_json(record, name) for record in records]
     keys = [_freeze(row) for row in rows]
     counts = Counter(keys)
+    index: dict[tuple[Any, ...], int] = {}
+    for key in keys:
+        index.setdefault(key, len(index))
     first = {}
     for key, row in zip(keys, rows, strict=True):
         first.setdefault(key, row)
-    return [{**row, "count": counts[key]} for key, row in first.items()]
+    return [{**row, "count": counts[key]} for key, row in first.items()], [index[key] for key in keys]
 
 
 def guard_json(result: GuardPass, name: Callable[[str], str]) -> dict[str, Any]:
-    return {"iterations": result.iterations, "error": result.error,
-            "records": guard_records_json(result.records, name)}
+    records, sequence = guard_records_json(result.records, name)
+    return {"iterations": result.iterations, "error": result.error, "records": records, "sequence": sequence}
 
 
 def _record_json(record: SyncRecord, name: Callable[[str], str]) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 Every ``tests/fixtures/traces/<name>.json`` has a ``<name>.expected.json``: the detection mode, every sync (rule,
 op, confirmed or latent, runtime calls, call site, scope, direction, and optionally op chain, scope chain, step,
-thread, tid, stack) and the blocking calls set aside as the profiler's own. The comparison is strict: a missing
-or extra sync, or any differing field, fails with a message that says which. ``tests/fixtures/traces/README.md``
+thread, tid, stack, via: the user's frame that led to a sync in library code) and the blocking calls set aside
+as the profiler's own. The comparison is strict: a missing or extra sync, or any differing field, fails with a
+message that says which. ``tests/fixtures/traces/README.md``
 says what each fixture shows and which real trace or source its shape follows. These run in a plain clone.
 """
 
@@ -27,7 +28,7 @@ EXPECTED_SUFFIX = ".expected.json"
 # Compared for every sync; a fixture without Python frames expects file/line/function to be null.
 REQUIRED = ("rule", "op", "confirmed", "runtime", "direction", "file", "line", "function", "scope")
 # Compared when the expectation names them.
-OPTIONAL = ("op_chain", "scope_chain", "step", "thread", "tid", "stack")
+OPTIONAL = ("op_chain", "scope_chain", "step", "thread", "tid", "stack", "via")
 TOP_LEVEL = ("shows", "mode", "syncs", "set_aside")
 
 # Fixtures whose expectation the current code does not meet; each reason says where the code disagrees.
@@ -67,7 +68,7 @@ def found_syncs(analysis: synchunt.Analysis) -> list[dict[str, Any]]:
         found["confirmed"] = bool(row["confirmed"])
         found.update(op_chain=list(row["op_chain"]), scope_chain=list(row["scope_chain"]), step=row["step"],
                      thread=str(row["thread"]), tid=_plain(row["tid"]),
-                     stack=[f"{f['file']}:{f['line']} {f['function']}" for f in row["stack"]])
+                     stack=[f"{f['file']}:{f['line']} {f['function']}" for f in row["stack"]], via=row["via"])
         rows.append(found)
     return rows
 

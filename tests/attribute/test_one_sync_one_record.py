@@ -1,0 +1,153 @@
+"""One sync, one record: trace and guard evidence of a capture joined per sync, never added together.
+
+Real captures (torch.profiler on the CPU, then the guard pass) of a step with one loop per latent rule, and of a
+user file calling into a library installed in a ``site-packages`` folder.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import synchunt
+from synchunt.capture import CaptureSettings, capture, resolve_target
+from synchunt.rules import RULES
+
+HERE = Path(__file__).parent
+PER_RULE = HERE / "sync_per_rule.py"
+REPEATS = 3
+# Lines of sync_per_rule.py each rule's syncs happen at (SH101 also syncs on the right-hand side of SH102's line).
+RULE_LINES = {"SH101": {11, 14}, "SH102": {14}, "SH103": {16}, "SH104": {18}, "SH105": {20}, "SH106": {22},
+              "SH107": {24}, "SH108": {26}, "SH109": {28}, "SH110": {30}, "SH111": {32}, "SH112": {34},
+              "SH113": {36}, "SH114": {38}}
+EXPECTED = {code: REPEATS for code in RULE_LINES} | {"SH101": 2 * REPEATS, "SH111": 0}
+# multinomial's validity check reads the host only in its CUDA kernel: neither signal sees it on the CPU
+# (tests/detect covers how a CPU trace still reports it).
+TRACE_ONLY: set[str] = set()
+
+
+@pytest.fixture(scope="module")
+def per_rule(tmp_path_factory: pytest.TempPathFactory) -> dict[str, synchunt.Analysis]:
+    out = tmp_path_factory.mktemp("per-rule")
+    target = resolve_target(f"{PER_RULE}:step", setup="setup")
+    both = capture(target, out / "both").path
+    alone = capture(target, out / "trace", CaptureSettings(guard=False)).path
+    return {"both": synchunt.analyze(both), "trace": synchunt.analyze(alone)}
+
+
+def test_every_latent_rule_with_a_guard_hook_has_a_case() -> None:
+    latent = {rule.code for rule in RULES if rule.latent_in_traces}
+    assert latent == set(RULE_LINES), "a rule a CPU trace can show needs a loop in sync_per_rule.py"
+
+
+@pytest.mark.parametrize("code", sorted(RULE_LINES))
+def test_both_signals_count_the_trace_syncs_once(per_rule: dict[str, synchunt.Analysis], code: str) -> None:
+    trace_alone = [r for r in per_rule["trace"].records if r.rule == code]
+    joined = [r for r in per_rule["both"].records if r.rule == code]
+    assert len(trace_alone) == EXPECTED[code]
+    assert len(joined) == len(trace_alone), "guard and trace evidence were added together"
+    if not joined:
+        return
+    signals = {("trace",)} if code in TRACE_ONLY else {("trace", "guard")}
+    assert {r.signals for r in joined} == signals
+    assert {r.call_site.line for r in joined} == RULE_LINES[code]
+    if code not in TRACE_ONLY:  # the guard knows the line; the trace alone names the def line or resolves it
+        assert {r.call_site.line_source for r in joined} == {"runtime"}
+
+
+def test_gate_counts_syncs_not_signals(per_rule: dict[str, synchunt.Analysis]) -> None:
+    from synchunt.gate import evaluate
+
+    trace_total = len(per_rule["trace"].records)
+    assert evaluate(per_rule["both"], max_syncs=trace_total).passed
+    failed = evaluate(per_rule["both"], max_syncs=trace_total - 1)
+    assert not failed.passed and len(failed.counted) == trace_total
+
+
+LIBRARY = '''
+def select(lens):
+    alive = lens[lens > 2]
+    keep = lens[lens % 2 == 0]
+    return alive.sum() + keep.sum()
+
+
+def finished(flags):
+    return bool(flags.max() == 0)
+'''
+
+SERVE = '''
+import sys
+sys.path.insert(0, {site!r})
+import torch
+import fakelib
+
+
+def setup():
+    return torch.arange(32)
+
+
+def step(lens):
+    total = fakelib.select(lens)
+    done = fakelib.finished(lens)
+    alive = lens[lens > 2]
+    keep = lens[lens % 2 == 0]
+    return total, done, alive, keep, lens.tolist()
+'''
+
+
+@pytest.fixture(scope="module")
+def through_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("client")
+    site = root / "env" / "lib" / "python3.11" / "site-packages"
+    (site / "fakelib").mkdir(parents=True)
+    (site / "fakelib" / "__init__.py").write_text(textwrap.dedent(LIBRARY))
+    project = root / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("")
+    (project / "serve.py").write_text(SERVE.format(site=str(site)))
+    return capture(resolve_target(f"{project / 'serve.py'}:step", setup="setup"), root / "out").path
+
+
+def _where(analysis: synchunt.Analysis) -> list[tuple]:
+    return [(r.rule, r.call_site.file, r.call_site.line, r.call_site.user,
+             None if r.via is None else (r.via.file, r.via.line), r.signals) for r in analysis.records]
+
+
+def test_a_sync_inside_a_library_is_counted_once_at_its_line_via_the_users(through_library: Path) -> None:
+    found = _where(synchunt.analyze(through_library))
+    assert found == [
+        ("SH101", "fakelib/__init__.py", 3, False, ("serve.py", 13), ("trace", "guard")),
+        ("SH101", "fakelib/__init__.py", 4, False, ("serve.py", 13), ("trace", "guard")),
+        ("SH110", "fakelib/__init__.py", 9, False, ("serve.py", 14), ("trace", "guard")),
+        ("SH101", "serve.py", 15, True, None, ("trace", "guard")),  # two lines of one function stay two lines
+        ("SH101", "serve.py", 16, True, None, ("trace", "guard")),
+        ("SH201", "serve.py", 17, True, None, ("guard",)),  # .tolist() on the CPU: only the guard sees it
+    ]
+
+
+def test_guard_only_syncs_have_no_timestamp_and_keep_their_order(through_library: Path) -> None:
+    records = synchunt.analyze(through_library).records
+    assert [r.ts_us is None for r in records] == [False] * 5 + [True]
+    stamped = [r.ts_us for r in records if r.ts_us is not None]
+    assert stamped == sorted(stamped)
+
+
+def test_skip_package_reaches_both_signals(through_library: Path) -> None:
+    from synchunt.sites import FrameFilter
+
+    analysis = synchunt.analyze(through_library, frame_filter=FrameFilter.with_extra(["fakelib"]))
+    assert [(r.rule, r.call_site.file, r.call_site.line, r.via, r.signals) for r in analysis.records[:3]] == [
+        ("SH101", "serve.py", 13, None, ("trace", "guard")),
+        ("SH101", "serve.py", 13, None, ("trace", "guard")),
+        ("SH110", "serve.py", 14, None, ("trace", "guard"))]
+    assert len(analysis.records) == 6
+
+
+def test_no_runner_frame_in_stacks_or_user_files(through_library: Path) -> None:
+    analysis = synchunt.analyze(through_library)
+    frames = [frame.file for record in analysis.records for frame in record.stack]
+    assert frames and not any("synchunt" in file or file.endswith("threading.py") for file in frames)
+    user_files = analysis.traces[0].synchunt["sources"]["user_files"]  # in this process: the tests' modules too
+    assert "serve.py" in user_files and not any("/synchunt/" in file for file in user_files)
