@@ -102,6 +102,33 @@ def scope_label(scope: str | None) -> str:
     return scope or NO_SCOPE
 
 
+def compress_scopes(scopes: dict[str, int], limit: int = 6) -> list[str]:
+    """``{"start_loading › layer_0": 2, …, "start_loading › layer_26": 2}`` → ``["start_loading › layer_0..26 ×2
+    each (27 scopes)"]``: numbered scopes with the same count collapse into one range."""
+    groups: dict[tuple[str, int], list[int]] = {}
+    plain: list[tuple[str, int]] = []
+    for scope, count in scopes.items():
+        match = re.fullmatch(r"(.*?)(\d{1,18})", scope or "")  # a number int() reads whatever its length
+        if match:
+            groups.setdefault((match[1], count), []).append(int(match[2]))
+        else:
+            plain.append((scope or NO_SCOPE, count))
+    lines = []
+    for (prefix, count), numbers in groups.items():
+        numbers.sort()
+        if len(numbers) > 2 and numbers == list(range(numbers[0], numbers[-1] + 1)):
+            lines.append((count * len(numbers), f"{prefix}{numbers[0]}..{numbers[-1]} ×{count} each "
+                                                f"({len(numbers)} scopes)"))
+        else:
+            lines.extend((count, f"{prefix}{n} ×{count}") for n in numbers)
+    lines.extend((count, f"{scope} ×{count}") for scope, count in plain)
+    lines.sort(key=lambda item: -item[0])
+    shown = [text for _, text in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"… {len(lines) - limit} more")
+    return shown
+
+
 def natural_key(text: str) -> list[object]:
     """Sort key that puts ``layer_2`` before ``layer_10``."""
     # (0, number) and (1, text) never compare an int with a str; a run of digits too long to be a counter is text.

@@ -24,10 +24,13 @@ def annotate_trace(source: str | Path, out: str | Path, *, force: bool = False,
 
 
 def build_marks(trace: Trace, records: Sequence[Sync]) -> list[SyncMark]:
-    """One mark per attributed sync of ``trace``; arrows to the device work it waited on (its measured impact)."""
+    """One mark per attributed sync of ``trace`` that has a trace time (a sync only the runtime guard saw has no
+    place in the trace); arrows to the device work it waited on (its measured impact)."""
     pid, tid = trace.events["pid"].to_numpy(), trace.events["tid"].to_numpy()
     marks = []
     for record in records:
+        if record.ts_us is None:
+            continue
         rule = RULES_BY_CODE.get(record.rule)
         impact = record.impact
         returned = impact.returned_us if impact is not None else None

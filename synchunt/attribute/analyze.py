@@ -15,6 +15,7 @@ from synchunt.attribute.guard_merge import guard_sequence, merge_guard
 from synchunt.attribute.lines import exact_lines
 from synchunt.attribute.model import Analysis, Collectives, PartialRead, Sync, TraceInfo
 from synchunt.attribute.sources import split_sources
+from synchunt.attribute.warmup import mark_warmup
 from synchunt.detect import Mode, analysis_fields, detect
 from synchunt.errors import UsageError
 from synchunt.impact.collectives import collective_kernels, earliest_collectives
@@ -61,7 +62,7 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
     detection = detect(trace, mode)
     info = trace_info(trace, detection.mode.value, set_aside_calls(trace, detection))
     bound = frame_filter.for_trace(trace.synchunt)
-    records = attribute(trace, detection, bound)
+    records = mark_warmup(attribute(trace, detection, bound), detection.records, trace)
     profiled = trace.synchunt.get("profiled_thread")
     thread = next((r.thread for r in records if r.thread.name == profiled), None)
     merged = merge_guard(records, guard_sequence(trace.synchunt), trace=str(trace.path), rank=trace.rank,

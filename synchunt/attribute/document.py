@@ -1,4 +1,6 @@
-"""The analysis JSON contract, generated from the model's types: ``synchunt.analysis/2`` (``/1`` is read too).
+"""The analysis JSON contract, generated from the model's types: ``synchunt.analysis/3`` (``/2`` and ``/1`` are
+read too: ``/3`` adds where a sync happens apart from the user's frame that led there (``via``), the phase, line
+notes and notes, and lets ``ts_us`` be null for a sync only the runtime guard saw).
 
 Decoding is typed (msgspec): a saved analysis with a missing or ill-typed field is refused with the field's path
 (``$.syncs[3].rule``), never half-read.
@@ -15,7 +17,8 @@ from synchunt.errors import TraceError
 from synchunt.rules import RULES_BY_CODE
 from synchunt.trace.model import text_fields_checked
 
-SCHEMA = "synchunt.analysis/2"
+SCHEMA = "synchunt.analysis/3"
+SCHEMA_V2 = "synchunt.analysis/2"  # a /2 document is a /3 one without the fields /3 added (they have defaults)
 SCHEMA_V1 = "synchunt.analysis/1"
 SCHEMA_PREFIX = "synchunt.analysis/"
 
@@ -27,6 +30,7 @@ class AnalysisDocument(msgspec.Struct, frozen=True):
     summary: Summary
     syncs: tuple[Sync, ...]
     call_sites: tuple[SiteSummary, ...]
+    notes: tuple[str, ...] = ()  # what a reader must know to judge the counts (worked out again when read back)
 
 
 class _Head(msgspec.Struct):
@@ -39,7 +43,8 @@ _DECODER = msgspec.json.Decoder(AnalysisDocument)
 def document(analysis: Analysis) -> AnalysisDocument:
     return AnalysisDocument(schema=SCHEMA, traces=analysis.traces, filters={k: str(v) for k, v in
                                                                             analysis.filters.items()},
-                            summary=analysis.totals, syncs=analysis.records, call_sites=analysis.sites)
+                            summary=analysis.totals, syncs=analysis.records, call_sites=analysis.sites,
+                            notes=analysis.notes)
 
 
 def to_builtins(analysis: Analysis) -> dict[str, Any]:
@@ -58,9 +63,11 @@ def from_builtins(data: Any) -> Analysis:
         raise TraceError(f"not a synchunt analysis (expected schema {SCHEMA!r})")
     if data["schema"] == SCHEMA_V1:
         data = _upgrade_v1(data)
+    elif data["schema"] == SCHEMA_V2:
+        data = {**data, "schema": SCHEMA}
     elif data["schema"] != SCHEMA:
-        raise TraceError(f"unsupported analysis schema {data['schema']!r} (this synchunt reads {SCHEMA!r} and "
-                         f"{SCHEMA_V1!r})")
+        raise TraceError(f"unsupported analysis schema {data['schema']!r} (this synchunt reads {SCHEMA!r}, "
+                         f"{SCHEMA_V2!r} and {SCHEMA_V1!r})")
     try:
         parsed = msgspec.convert(data, AnalysisDocument, strict=True)
     except msgspec.ValidationError as error:
@@ -76,7 +83,7 @@ def decode(raw: bytes) -> Analysis:
         raise TraceError(f"not a synchunt analysis ({error})") from None
     except RecursionError:
         raise TraceError(_TOO_DEEP) from None
-    if head.schema == SCHEMA:
+    if head.schema in (SCHEMA, SCHEMA_V2):
         try:
             parsed = _DECODER.decode(raw)
         except msgspec.ValidationError as error:
@@ -110,7 +117,7 @@ def _checked(parsed: AnalysisDocument) -> Analysis:
 
 
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
-    """``/1`` → ``/2``: a call site with no file becomes ``null``; v1 had no line source (its lines were the
+    """``/1`` → ``/3``: a call site with no file becomes ``null``; v1 had no line source (its lines were the
     functions' first lines) and no measured impact."""
     if not isinstance(data.get("syncs"), list):
         return data  # validation will name the field

@@ -1,12 +1,11 @@
 """The analysis model: attributed syncs as typed records; DataFrames are views of them for pandas users.
 
 Every field is typed (``msgspec.Struct``), so a missing value is ``None`` — never NaN — and the JSON contract
-(``synchunt.analysis/2``, see ``synchunt.attribute.document``) is generated from these types.
+(``synchunt.analysis/3``, see ``synchunt.attribute.document``) is generated from these types.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Any, Literal
@@ -101,11 +100,15 @@ class Sync(msgspec.Struct, frozen=True):
         return f"{last.name} (stream {last.stream})"
 
     @property
+    def where(self) -> str:
+        """Where the sync happens, as every output labels it (``file:line function``)."""
+        return site_label(self.call_site.frame if self.call_site else None, self.op)
+
+    @property
     def site(self) -> str:
         """The label every output uses for this sync's call site: where it happens, and the user's frame that led
         there (``transformers/generation/utils.py:396 _sample via serve.py:31 step``)."""
-        label = site_label(self.call_site.frame if self.call_site else None, self.op)
-        return f"{label} via {self.via.frame.label}" if self.via is not None else label
+        return f"{self.where} via {self.via.frame.label}" if self.via is not None else self.where
 
     @property
     def site_key(self) -> str:
@@ -164,7 +167,8 @@ class TraceInfo(msgspec.Struct, frozen=True):
 
 
 class Summary(msgspec.Struct, frozen=True):
-    """Totals. ``device_idle_us`` sums the syncs whose idle is known; ``None`` when none is (latent only)."""
+    """Totals. ``stall_us``, ``max_stall_us`` and ``device_idle_us`` are steady state's (warm-up apart);
+    ``device_idle_us`` sums the syncs whose idle is known, ``None`` when none is (latent only)."""
 
     syncs: int
     confirmed: int
@@ -172,10 +176,35 @@ class Summary(msgspec.Struct, frozen=True):
     stall_us: float
     max_stall_us: float
     device_idle_us: float | None = None
+    warmup: int = 0  # of ``syncs``: warm-up (initialization, first calls), whose stall is apart in warmup_stall_us
+    warmup_stall_us: float = 0.0
+
+
+class Detail(msgspec.Struct, frozen=True):
+    """One line of a call site's summary (see :mod:`synchunt.attribute.fields`): a label and what its syncs held,
+    most frequent first (``values``: the text and how many syncs held it; ``text``: the same as one line)."""
+
+    field: str
+    label: str
+    values: tuple[tuple[str, int], ...]
+    text: str
+
+
+class CallPath(msgspec.Struct, frozen=True):
+    """One distinct stack (innermost first) of a call site's syncs, with its op chain and rule, and how many;
+    ``user`` says, per frame, whether it is in a file of the user's code."""
+
+    frames: tuple[Frame, ...]
+    op_chain: str
+    rule: str
+    count: int
+    user: tuple[bool, ...] = ()
 
 
 class SiteSummary(msgspec.Struct, frozen=True):
-    """The syncs of one call site: counts, stall, rules, ops, scopes (scope → count) and threads."""
+    """The syncs of one call site (where they happen, and via which user frame): counts, stall, rules, ops,
+    scopes (scope → count) and threads; ``details`` are the lines every output shows for it, ``op_chains`` and
+    ``paths`` its distinct op chains and stacks, most frequent first. ``warmup`` of its syncs are warm-up."""
 
     site: str
     key: str
@@ -195,49 +224,42 @@ class SiteSummary(msgspec.Struct, frozen=True):
     device_idle_us: float | None = None
     max_idle_us: float | None = None
     collective_delay_us: float | None = None  # sum of the known delays; None when none is known
+    where: str = ""  # the label of where the syncs happen (``site`` adds the via)
+    call_site: CallSite | None = None
+    via: CallSite | None = None
+    warmup: int = 0
+    details: tuple[Detail, ...] = ()
+    op_chains: tuple[tuple[str, int], ...] = ()
+    paths: tuple[CallPath, ...] = ()
 
 
-def _known_sum(values: list[float | None]) -> float | None:
+class ScopeSummary(msgspec.Struct, frozen=True):
+    """The syncs inside one ``record_function`` scope (``named`` is false for those outside any): how many, their
+    stall, and how many at each call site."""
+
+    scope: str
+    count: int
+    stall_us: float
+    by_site: dict[str, int]
+    named: bool = True
+
+
+def known_sum(values: list[float | None]) -> float | None:
+    """The sum of the values that are known; ``None`` when none is."""
     known = [v for v in values if v is not None]
     return float(sum(known)) if known else None
 
 
 def summarize(records: tuple[Sync, ...]) -> Summary:
+    """Totals: stall of steady state and of warm-up apart (a first call's initialization is not a loop's cost)."""
+    steady = [r for r in records if r.phase == "steady"]
     confirmed = sum(1 for r in records if r.confirmed)
-    stalls = [r.stall_us for r in records]
+    stalls = [r.stall_us for r in steady]
     return Summary(syncs=len(records), confirmed=confirmed, latent=len(records) - confirmed,
                    stall_us=float(sum(stalls)), max_stall_us=float(max(stalls, default=0.0)),
-                   device_idle_us=_known_sum([r.device_idle_us for r in records]))
-
-
-def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
-    """One summary per call site label: most device idle caused first, then most stall, then most syncs (ties in
-    first-seen order); sites whose idle is unknown (latent) order by stall after those with a known idle."""
-    groups: dict[str, list[Sync]] = {}
-    labels: dict[tuple[CallSite | None, str], str] = {}  # `Sync.site`, worked out once per call site (and op)
-    for record in records:
-        key = (record.call_site, record.op)
-        label = labels.get(key)
-        if label is None:
-            label = labels[key] = record.site
-        groups.setdefault(label, []).append(record)
-    sites = []
-    for label, members in groups.items():
-        first = members[0]
-        site = first.call_site
-        confirmed = sum(1 for m in members if m.confirmed)
-        sites.append(SiteSummary(
-            site=label, key=first.site_key, file=site.file if site else None, line=site.line if site else None,
-            function=site.function if site else None, line_source=site.line_source if site else None,
-            count=len(members), confirmed=confirmed, latent=len(members) - confirmed,
-            stall_us=float(sum(m.stall_us for m in members)), max_stall_us=float(max(m.stall_us for m in members)),
-            rules=tuple(sorted({m.rule for m in members})), ops=tuple(sorted({m.op for m in members})),
-            scopes=dict(Counter(m.scope for m in members)), threads=tuple(sorted({m.thread.name for m in members})),
-            device_idle_us=_known_sum([m.device_idle_us for m in members]),
-            max_idle_us=max((m.device_idle_us for m in members if m.device_idle_us is not None), default=None),
-            collective_delay_us=_known_sum([m.collective_delay_us for m in members])))
-    return tuple(sorted(sites, key=lambda s: (s.device_idle_us is None, -(s.device_idle_us or 0.0), -s.stall_us,
-                                              -s.count)))
+                   device_idle_us=known_sum([r.device_idle_us for r in steady]),
+                   warmup=len(records) - len(steady),
+                   warmup_stall_us=float(sum(r.stall_us for r in records if r.phase != "steady")))
 
 
 class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
@@ -250,7 +272,30 @@ class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
 
     @cached_property
     def sites(self) -> tuple[SiteSummary, ...]:
+        from synchunt.attribute.summary import group_sites
+
         return group_sites(self.records)
+
+    @cached_property
+    def shared_details(self) -> tuple[Detail, ...]:
+        """The detail lines every call site has alike: outputs say them once (each site keeps them in JSON)."""
+        from synchunt.attribute.summary import shared_details
+
+        return shared_details(self.sites)
+
+    @cached_property
+    def notes(self) -> tuple[str, ...]:
+        """What a reader must know to judge these syncs (latent caveats, warm-up, host-resident data left out)."""
+        from synchunt.attribute.summary import analysis_notes
+
+        return analysis_notes(self.records, sum(info.host_resident for info in self.traces))
+
+    @cached_property
+    def scopes(self) -> tuple[ScopeSummary, ...]:
+        """Per ``record_function`` scope (``(no scope)`` for the syncs outside any), in natural order."""
+        from synchunt.attribute.summary import group_scopes
+
+        return group_scopes(self.records)
 
     @cached_property
     def totals(self) -> Summary:
@@ -284,7 +329,7 @@ class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
         return Analysis(self.traces, tuple(records), {**self.filters, **filters})
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON contract as plain Python objects (``schema: synchunt.analysis/2``)."""
+        """The JSON contract as plain Python objects (``schema: synchunt.analysis/3``)."""
         from synchunt.attribute.document import to_builtins
 
         return to_builtins(self)

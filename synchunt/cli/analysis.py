@@ -48,15 +48,28 @@ def analyze_command(
     progress: ProgressOpt = True,
     max_trace_bytes: MaxTraceBytesOpt = None,
 ) -> None:
-    """Detect and attribute the syncs in saved traces, grouped by call site."""
+    """Detect and attribute the syncs in saved traces, grouped by call site (``--format html``: the same page as
+    ``synchunt report``, timelines included)."""
     from synchunt.attribute import analyze
 
     if output is not None:
         from synchunt.files import check_output
 
         check_output(output, inputs=input_files(traces), force=force)
+    load = load_options(workers, executor, scheduler, cache, cache_dir, progress, max_trace_bytes)
+    if output_format.value == "html":  # the report's page needs the traces themselves, for the timelines
+        from synchunt.attribute import load_sources
+        from synchunt.render.report import REPORT_FORMATS
+        from synchunt.report import build_report
+
+        loaded, saved = load_sources(traces, load)
+        result = analyze([*loaded, *saved], mode=mode.value, thread=thread, scope=scope,
+                         frame_filter=frame_filter(skip_package))
+        emit(REPORT_FORMATS, "html", build_report(result, loaded, thread=thread), output,
+             inputs=input_files(traces), force=force)
+        return
     result = analyze(traces, mode=mode.value, thread=thread, scope=scope, frame_filter=frame_filter(skip_package),
-                     load=load_options(workers, executor, scheduler, cache, cache_dir, progress, max_trace_bytes))
+                     load=load)
     emit(ANALYSIS_FORMATS, output_format.value, result, output, inputs=input_files(traces), force=force)
 
 

@@ -64,12 +64,13 @@ def write_report(result: Analysis, traces: list[Trace], html_path: Path, *, afte
                  force: bool = False) -> Path:
     """Build the report's data from the analyses and their traces, render the page and write it."""
     from synchunt.files import write_output
-    from synchunt.render.html import render_page
+    from synchunt.render.report import REPORT_FORMATS
     from synchunt.report import build_report
 
     report = build_report(result, traces, after=after, after_traces=after_traces or [], thread=thread)
     paths = [Path(t.path) for t in [*traces, *(after_traces or [])]]
-    return write_output(html_path, render_page(report), inputs=[*(inputs or []), *paths], force=force)
+    return write_output(html_path, REPORT_FORMATS.get("html")(report), inputs=[*(inputs or []), *paths],
+                        force=force)
 
 
 @app.command("compare")

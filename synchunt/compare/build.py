@@ -4,6 +4,7 @@ and scopes on both sides."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from synchunt.attribute import Analysis, SiteSummary
 from synchunt.compare.model import Comparison, CountDelta, Noise, Side, SiteDelta
@@ -11,11 +12,43 @@ from synchunt.sites import natural_key, scope_label
 
 
 def compare(before: Analysis, after: Analysis, *, noise: Noise | None = None) -> Comparison:
+    """``before`` and ``after`` side by side. ``noise`` is the user's floor; the noise itself is measured from the
+    traces' repeats where they have them (see :func:`measured_noise`)."""
     return Comparison(before=_side(before), after=_side(after), sites=_site_deltas(before, after),
                       ops=_count_deltas(Counter(r.op for r in before.records), Counter(r.op for r in after.records)),
                       scopes=_count_deltas(Counter(scope_label(r.scope) for r in before.records),
                                            Counter(scope_label(r.scope) for r in after.records)),
-                      noise=noise or Noise())
+                      noise=measured_noise(before, after, noise or Noise()))
+
+
+def measured_noise(before: Analysis, after: Analysis, floor: Noise) -> Noise:
+    """The noise of the stall totals. Latent syncs' stall is CPU time on this machine: no stall decides a
+    change, counts do. Otherwise, where both sides repeat their work (two or more profiler steps), the noise is
+    measured: the widest spread of one side's per-step stall, times its number of steps (how far the total of
+    identical steps can move). Without repeats only the floor applies."""
+    if not (before.totals.confirmed or after.totals.confirmed):
+        return replace(floor, stall_judged=False,
+                       basis="latent: the stall is the ops' CPU time on this machine, so the counts decide")
+    spreads = [_step_spread(side) for side in (before, after)]
+    if any(spread is None for spread in spreads):
+        return replace(floor, basis="no repeats to measure the noise from (one profiler step a side): "
+                                    "the floor applies")
+    measured = max(spread for spread in spreads if spread is not None)
+    steps = [len({(r.trace, r.step) for r in side.records if r.step is not None}) for side in (before, after)]
+    return replace(floor, measured_us=measured,
+                   basis=f"measured from repeats ({steps[0]} steps before, {steps[1]} after)")
+
+
+def _step_spread(analysis: Analysis) -> float | None:
+    """Per-step stall's spread (max − min) times the number of steps; ``None`` with fewer than two steps."""
+    totals: dict[tuple[str, str], float] = {}
+    for record in analysis.records:
+        if record.step is not None:
+            key = (record.trace, record.step)
+            totals[key] = totals.get(key, 0.0) + record.stall_us
+    if len(totals) < 2:
+        return None
+    return (max(totals.values()) - min(totals.values())) * len(totals)
 
 
 def trace_labels(analysis: Analysis) -> tuple[str, ...]:

@@ -61,13 +61,24 @@ class CountDelta:
 
 @dataclass(frozen=True)
 class Noise:
-    """Stall differences within ``max(absolute_us, fraction × before)`` are timing jitter, not a change."""
+    """When a stall difference is timing jitter, not a change.
+
+    Within ``max(absolute_us, fraction × before, measured_us)``: the floor the user set, and ``measured_us``, the
+    noise measured from the traces' repeats (profiler steps). ``stall_judged`` is false when the stall cannot
+    decide anything: latent traces, whose "stall" is the ops' CPU time on this machine, compare by counts alone.
+    ``basis`` says in words how it was decided."""
 
     absolute_us: float = 50.0
     fraction: float = 0.10
+    measured_us: float | None = None
+    stall_judged: bool = True
+    basis: str = ""
+
+    def threshold(self, before_us: float) -> float:
+        return max(self.absolute_us, self.fraction * before_us, self.measured_us or 0.0)
 
     def allows(self, before_us: float, after_us: float) -> bool:
-        return abs(after_us - before_us) <= max(self.absolute_us, self.fraction * before_us)
+        return not self.stall_judged or abs(after_us - before_us) <= self.threshold(before_us)
 
 
 @dataclass(frozen=True)
@@ -106,5 +117,5 @@ class Comparison:
 
     @property
     def changed(self) -> bool:
-        """Any site's count changed, or the total stall moved beyond the noise threshold."""
+        """Any site's count changed, or (where the stall is judged) the total stall moved beyond the noise."""
         return any(s.status != "same" for s in self.sites) or not self.stall_within_noise

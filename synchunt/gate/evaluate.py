@@ -130,8 +130,9 @@ def evaluate(analysis: Analysis, *, max_syncs: int = 0, baseline: Baseline | Non
     matched = [0] * len(entries)
     allowed = [0] * len(entries)
     keys = [sync_key(record) for record in records]
-    times = [(record.trace, record.ts_us) for record in records]
-    for row_number in sorted(range(len(keys)), key=times.__getitem__):
+    # Earliest first: each trace's records are in the order the syncs happened (guard-only ones, which have no
+    # trace time, included).
+    for row_number in sorted(range(len(keys)), key=lambda number: records[number].trace):
         position = positions.get(keys[row_number])
         if position is None:
             continue

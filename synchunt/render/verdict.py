@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from synchunt.attribute import Analysis
+from synchunt.attribute import Analysis, TraceInfo
 from synchunt.render.text import label
-from synchunt.render.units import format_us, plural
+from synchunt.units import format_us, plural
 
 
 def verdict(analysis: Analysis) -> str:
@@ -36,6 +36,14 @@ def stall_summary(analysis: Analysis) -> str:
     if totals.device_idle_us is not None:
         text += f" · device idle {format_us(totals.device_idle_us)} caused"
     return text
+
+
+def trace_line(info: TraceInfo) -> str:
+    """``path (rank 0 · latent · hicache-dcp masked on cpu)``: which trace, analysed how, captured of what."""
+    where = f"rank {info.rank} · " if info.rank is not None else ""
+    target = info.synchunt.get("target")
+    about = f" · {target} {info.synchunt.get('label', '')} on {info.synchunt.get('device', '?')}" if target else ""
+    return f"{info.path} ({where}{info.mode}{about})"
 
 
 def set_aside_note(analysis: Analysis) -> str | None:

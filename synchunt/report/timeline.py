@@ -77,6 +77,10 @@ class Timeline:
         parts = [f"all {self.total} scope and op events shown" if self.shown == self.total else
                  f"decimated: {self.shown} of {self.total} scope and op events shown (the longest, and every one "
                  f"enclosing a marked sync); all {len(self.syncs)} syncs shown"]
+        placed = int(self.syncs["by_order"].sum()) if "by_order" in self.syncs else 0
+        if placed:
+            parts.append(f"{placed} {'sync' if placed == 1 else 'syncs'} seen by the runtime guard only, placed by "
+                         "order among the thread's syncs (the trace has no event for them)")
         if len(self.syncs) < self.syncs_total:
             parts[0] = parts[0].removesuffix(f"; all {len(self.syncs)} syncs shown")
             parts.append(f"{len(self.syncs)} of {self.syncs_total} syncs marked (the longest stalls)")
@@ -100,7 +104,8 @@ def build_timeline(trace: Trace, analysis: Analysis, *, thread: str | None = Non
     events = trace.events
     mine = (analysis.syncs["trace"].astype(str) == str(trace.path)).to_numpy()
     records = [record for record, keep in zip(analysis.records, mine, strict=True) if keep]
-    syncs = analysis.syncs[mine].assign(record=pd.Series(records, index=analysis.syncs.index[mine], dtype=object))
+    syncs = _placed(analysis.syncs[mine].assign(
+        record=pd.Series(records, index=analysis.syncs.index[mine], dtype=object)))
     lanes_of, threads = _relevant_threads(trace, syncs, thread)
     syncs = syncs[pd.Series(list(zip(syncs["pid"], syncs["tid"], strict=True)), index=syncs.index).isin(lanes_of)]
     syncs_total = len(syncs)
@@ -207,6 +212,18 @@ def _unique(label: str, taken: list[str]) -> str:
     return candidate
 
 
+def _placed(syncs: pd.DataFrame) -> pd.DataFrame:
+    """The syncs with a time for each: a sync only the runtime guard saw has no trace event, so it is placed by its
+    order among its thread's syncs (at the one before it, else the one after), and marked ``by_order``."""
+    missing = syncs["ts_us"].isna().to_numpy()
+    times = syncs["ts_us"].astype("Float64")
+    if missing.any():
+        thread = syncs.groupby([syncs["pid"].astype(str), syncs["tid"].astype(str)], sort=False)["ts_us"]
+        times = thread.transform(lambda ts: ts.astype("Float64").ffill().bfill())
+    filled = times.astype(float).fillna(0.0) if missing.all() else times.astype(float)
+    return syncs.assign(ts_us=filled.to_numpy(dtype=float, na_value=np.nan), by_order=missing)
+
+
 def _bars(rows: pd.DataFrame, lane: str, kind: str, syncs: pd.DataFrame, origin: float) -> pd.DataFrame:
     start = rows["ts"].to_numpy(dtype=float)
     end = rows["end"].to_numpy(dtype=float)
@@ -257,11 +274,13 @@ def _sync_rows(syncs: pd.DataFrame, lane: str, origin: float, device: DeviceLane
         "delay_us": [r.collective_delay_us for r in records],
         "waited_on": [_waited_text(r) for r in records],
         "wait_lane": [lane for lane, _ in waits], "wait_end_ms": [end for _, end in waits],
-    }, columns=SYNC_COLUMNS)
+        "by_order": syncs["by_order"].astype(bool).to_numpy(),
+    }, columns=MARKER_COLUMNS)
 
 
-SYNC_COLUMNS = ["lane", "t_ms", "stall_us", "op_chain", "label", "site", "rule", "scope", "confirmed", "idle_us",
-                "idle_reason", "delay_us", "waited_on", "wait_lane", "wait_end_ms"]
+# One row per sync marker on the timeline (``by_order``: placed by its order, the trace has no event for it).
+MARKER_COLUMNS = ["lane", "t_ms", "stall_us", "op_chain", "label", "site", "rule", "scope", "confirmed", "idle_us",
+                  "idle_reason", "delay_us", "waited_on", "wait_lane", "wait_end_ms", "by_order"]
 
 
 def _waited_text(record: Sync) -> str:

@@ -151,3 +151,25 @@ def test_no_runner_frame_in_stacks_or_user_files(through_library: Path) -> None:
     assert frames and not any("synchunt" in file or file.endswith("threading.py") for file in frames)
     user_files = analysis.traces[0].synchunt["sources"]["user_files"]  # in this process: the tests' modules too
     assert "serve.py" in user_files and not any("/synchunt/" in file for file in user_files)
+
+
+def test_annotations_go_on_the_users_file_with_the_library_line_in_the_message(through_library: Path) -> None:
+    from synchunt.gate import evaluate
+    from synchunt.render.gate.findings import gate_findings
+
+    findings = gate_findings(evaluate(synchunt.analyze(through_library)))
+    assert {finding.path for finding in findings} == {"serve.py"}
+    library = [f for f in findings if "happens in the library" in f.message]
+    assert sorted((f.line, f.code) for f in library) == [(13, "SH101"), (13, "SH101"), (14, "SH110")]
+    assert any("fakelib/__init__.py:3 select" in f.message for f in library)
+
+
+def test_every_format_shows_where_and_via(through_library: Path) -> None:
+    from synchunt.render.analysis import ANALYSIS_FORMATS
+    from synchunt.render.registry import RenderOptions
+
+    analysis = synchunt.analyze(through_library)
+    for name in ("text", "csv", "json", "html"):
+        out = ANALYSIS_FORMATS.get(name)(analysis, RenderOptions(color=False, width=200))
+        text = out.decode() if isinstance(out, bytes) else out
+        assert "fakelib/__init__.py:3 select" in text and "serve.py:13 step" in text, name

@@ -1,4 +1,4 @@
-"""Saved analyses: ``synchunt.analysis/2`` round-trips, and a ``/1`` file written by an older synchunt still loads
+"""Saved analyses: ``synchunt.analysis/3`` round-trips, and a ``/1`` file written by an older synchunt still loads
 (its lines were the functions' first lines, and it had no measured impact)."""
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def test_latent_mode_on_gpu_trace_reports_catalogue_ops_regardless_of_device(hta
 def test_analysis_json_round_trip(hta_traces):
     result = synchunt.analyze(hta_traces / ALEXNET)
     data = result.to_json()
-    assert data["schema"] == "synchunt.analysis/2"
+    assert data["schema"] == "synchunt.analysis/3"
     assert data["traces"][0]["device_activity"] is True and data["traces"][0]["mode"] == "confirmed"
     assert data["traces"][0]["rank"] == 0
     first = data["syncs"][0]

@@ -10,8 +10,7 @@ import pytest
 
 from synchunt.attribute import analyze
 from synchunt.render.analysis.text import render_text
-from synchunt.render.units import compress_scopes
-from synchunt.sites import Frame, natural_key
+from synchunt.sites import Frame, compress_scopes, natural_key
 from synchunt.trace.model import _rank_number
 
 

@@ -78,7 +78,7 @@ def test_profile_cli_json_and_trace_name(tmp_path):
                                  "--no-report", "--format", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout[result.stdout.index("{"):])
-    assert data["schema"] == "synchunt.analysis/2"
+    assert data["schema"] == "synchunt.analysis/3"
     assert data["summary"]["latent"] == data["summary"]["syncs"] > 0
     files = list(out.glob("hicache-dcp-masked-*.pt.trace.json.gz"))
     assert len(files) == 1

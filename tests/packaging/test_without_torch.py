@@ -29,7 +29,7 @@ def _without_torch(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(("args", "code", "expected"), [
-    (["analyze", str(MASKED), "--format", "json"], 0, '"schema": "synchunt.analysis/2"'),
+    (["analyze", str(MASKED), "--format", "json"], 0, '"schema": "synchunt.analysis/3"'),
     (["gate", str(MASKED)], 1, "gate failed: 54 syncs counted"),
     (["gate", str(SLICED)], 0, ""),
     (["compare", str(MASKED), str(SLICED)], 0, "54 → 0 syncs"),

@@ -65,7 +65,7 @@ def test_a_trace_no_page_could_show_whole_gives_a_bounded_page(tmp_path: Path) -
     # The deep call path keeps its innermost and outermost frames and counts the ones between.
     deep = [site for site in model["sites"] if site["file"] == "pkg/deep.py"]
     assert deep, "the deep site has the longest stall, so it is among those shown"
-    frames = deep[0]["stacks"][0]["frames"]
+    frames = deep[0]["paths"][0]["frames"]
     assert len(frames) == STACK_INNER + 1 + STACK_OUTER
     assert frames[STACK_INNER]["function"] == f"{DEEP - STACK_INNER - STACK_OUTER} frames left out"
     assert frames[0]["function"] == f"level{DEEP - 1}" and frames[-1]["function"] == "level0"

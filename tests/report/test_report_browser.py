@@ -9,7 +9,6 @@ from report_support import HOSTILE_FUNCTION, HOSTILE_OP, HOSTILE_SCOPE, HOSTILE_
 from report_traces import SITE_LINE
 
 from synchunt.attribute import Analysis, analyze
-from synchunt.compare import compare
 
 pytestmark = pytest.mark.slow
 
@@ -88,8 +87,8 @@ def test_report_browser_compare(browser, masked_full: Path, sliced_full: Path, t
     state = open_report(browser, page, artifacts / "report-compare.png")
     verdicts = state["verdicts"]
     assert verdicts["comparison"].startswith("54 → 0 syncs · stall ")
-    noted = ", within noise" if compare(before, after).stall_within_noise else ""  # the stall is measured
-    assert verdicts["comparison"].endswith(f"saved){noted} · aten::nonzero gone")
+    # Latent: the stall is CPU time here, the counts decide.
+    assert verdicts["comparison"].endswith("saved), CPU time: not judged · aten::nonzero gone")
     assert verdicts["before"] == "54 latent syncs on thread scheduler"
     assert verdicts["after"] == "sync-free"
     assert "comparison-figure" in {name for name, _ in state["figures"]}
@@ -183,3 +182,14 @@ def test_report_browser_real_gpu_trace(browser, shared_trace, tmp_path: Path, ar
                               "window closes (1 call: cudaDeviceSynchronize)",
                               "No record_function scope encloses any of these syncs."]
     assert "report-scopes" not in {name for name, _ in state["figures"]}  # every sync outside any scope
+
+
+def test_every_field_of_a_sync_reaches_the_rendered_page(browser, tmp_path: Path, artifacts: Path) -> None:
+    """The page as a reader sees it (the DOM's text, not its data) shows every field of the model."""
+    from attribute.field_probe import SHOWN, probe_analysis
+
+    page = tmp_path / "probe.html"
+    page.write_text(html_report(probe_analysis()), encoding="utf-8")
+    state = open_report(browser, page, artifacts / "report-probe.png")
+    missing = {field: shown for field, shown in SHOWN.items() if shown not in state["text"]}
+    assert not missing, f"the rendered page leaves out: {missing}"

@@ -97,8 +97,8 @@ def test_one_scope_hides_the_scope_chart(gpu: Analysis, gpu_trace: Path, masked_
 
 def test_call_paths_carry_their_own_op_and_rule(gpu: Analysis) -> None:
     [site] = build_model(gpu).sites
-    paths = {tuple(f["function"] for f in entry["frames"]): (entry["op_chain"], entry["rule"], entry["count"])
-             for entry in site.stacks}
+    paths = {tuple(f.function for f in entry.frames): (entry.op_chain, entry.rule, entry.count)
+             for entry in site.paths}
     assert paths == {("check", "main"): ("aten::item › aten::_local_scalar_dense", "SH109", 1),
                      ("check", "helper", "main"): ("aten::is_nonzero › aten::item › aten::_local_scalar_dense",
                                                    "SH110", 1)}
@@ -123,7 +123,7 @@ def test_the_sites_own_line_is_shown_when_readable(gpu: Analysis, tmp_path: Path
     line = "if flags.item() > 0:  # the line that syncs"
     assert side.sources == {exact.sites[0].site: line}
     [site] = data_island(html_report(exact))["sides"][0]["model"]["sites"]
-    assert site["source"] == {"file": str(source), "line": SITE_LINE, "text": line}
+    assert site["source"] == {"file": str(source), "line": SITE_LINE, "text": line, "user": True}
 
 
 @pytest.mark.parametrize(("file", "line_source"), [

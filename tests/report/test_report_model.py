@@ -29,15 +29,14 @@ def test_report_sites_match_analysis_json(masked: Analysis) -> None:
     for view, site in zip(model.sites, expected, strict=True):
         assert view.count == site["count"]
         assert view.stall_us == pytest.approx(site["stall_us"])
-        assert view.rules == site["rules"] == ["SH101"]
+        assert list(view.rules) == site["rules"] == ["SH101"]
         assert view.scopes == site["scopes"]
-        assert sum(entry["count"] for entry in view.stacks) == site["count"]
-        assert {(entry["op_chain"], entry["rule"]) for entry in view.stacks} == {
-            ("aten::index › aten::nonzero", "SH101")}
+        assert sum(entry.count for entry in view.paths) == site["count"]
+        assert {(entry.op_chain, entry.rule) for entry in view.paths} == {("aten::index › aten::nonzero", "SH101")}
         assert sum(count for _, count in view.op_chains) == site["count"]
-    assert model.sites[0].op_chains == [("aten::index › aten::nonzero", model.sites[0].count)]
+    assert model.sites[0].op_chains == (("aten::index › aten::nonzero", model.sites[0].count),)
     # A capture records where its files live and the guard saw the exact line: the report shows that line.
-    assert model.sites[0].source is None  # build_model alone reads no file
+    assert model.sources == {}  # build_model alone reads no file
     [side] = build_report(masked).sides
     assert side.sources == {model.sites[0].site: "local = indices[indices % dcp_size == dcp_rank] // dcp_size"}
 
@@ -50,7 +49,8 @@ def test_report_scopes_match_analysis_json(masked: Analysis) -> None:
     # The small preset loads 4 layers, each with two masked translations: 2 per layer.
     assert [v.scope for v in model.scopes] == [f"start_loading › layer_{k}" for k in range(4)]
     assert all(v.count == 2 for v in model.scopes)
-    assert model.sites[0].scope_summary == ["start_loading › layer_0..3 ×2 each (4 scopes)"]
+    scopes = [d.text for d in model.sites[0].details if d.field == "scope"]
+    assert scopes == ["start_loading › layer_0..3 ×2 each (4 scopes)"]
 
 
 def test_report_header_counts_and_verdict(masked: Analysis) -> None:
@@ -111,7 +111,7 @@ def test_report_sync_free_trace(sliced_small: Path) -> None:
     clean = analyze(sliced_small)
     model = build_model(clean)
     assert model.header["verdict"] == "sync-free" and model.header["clean"]
-    assert model.sites == [] and model.scopes == []
+    assert model.sites == () and model.scopes == ()
     data = data_island(html_report(clean, [sliced_small]))
     side = data["sides"][0]
     assert side["figures"] == {}

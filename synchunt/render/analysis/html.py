@@ -1,4 +1,5 @@
-"""The analysis as the HTML stall report (without timelines: those need the traces, see ``synchunt report``)."""
+"""The analysis as the HTML stall report: the report's own renderer over this analysis (its timelines need the
+traces, which the CLI loads for ``--format html``; a saved analysis alone has none)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,11 @@ from synchunt.attribute import Analysis
 from synchunt.render.registry import Renderer, RenderOptions
 
 
-def render_html(analysis: Analysis, options: RenderOptions | None = None) -> str:
-    from synchunt.render.html import render_page
+def render_html(analysis: Analysis, options: RenderOptions | None = None) -> str | bytes:
+    from synchunt.render.report import REPORT_FORMATS
     from synchunt.report import build_report
 
-    return render_page(build_report(analysis))
+    return REPORT_FORMATS.get("html")(build_report(analysis), options)
 
 
-RENDERER = Renderer("html", ".html", "the self-contained HTML stall report (no timeline without the traces)",
-                    render_html)
+RENDERER = Renderer("html", ".html", "the self-contained HTML stall report", render_html)

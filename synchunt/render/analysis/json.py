@@ -15,4 +15,4 @@ def render_json(analysis: Analysis, options: RenderOptions | None = None) -> byt
     return msgspec.json.format(encode(analysis), indent=2) + b"\n"
 
 
-RENDERER = Renderer("json", ".json", "the versioned JSON document (synchunt.analysis/2)", render_json)
+RENDERER = Renderer("json", ".json", "the versioned JSON document (synchunt.analysis/3)", render_json)

@@ -1,16 +1,15 @@
-"""The terminal summary: a verdict, then one block per call site with its op chain, scopes and fix."""
+"""The terminal summary: a verdict, the notes, then one block per call site with its details and fix."""
 
 from __future__ import annotations
 
-from collections import Counter
-
-from synchunt.attribute import Analysis
+from synchunt.attribute import Analysis, SiteSummary
+from synchunt.attribute.model import Detail
 from synchunt.render.registry import Renderer, RenderOptions
 from synchunt.render.terminal import to_text
 from synchunt.render.text import label
-from synchunt.render.units import compress_scopes, format_us, signed_us
-from synchunt.render.verdict import set_aside_note, stall_summary, verdict
+from synchunt.render.verdict import set_aside_note, stall_summary, trace_line, verdict
 from synchunt.rules import get_rule
+from synchunt.units import format_us, signed_us
 
 MAX_SITES = 50  # the busiest call sites; a terminal is not the place to read 20,000 (the JSON and CSV list all)
 
@@ -23,10 +22,7 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
 
     parts: list = []
     for info in analysis.traces:
-        where = f"rank {info.rank} · " if info.rank is not None else ""
-        target = info.synchunt.get("target")
-        about = f" · {target} {info.synchunt.get('label', '')} on {info.synchunt.get('device', '?')}" if target else ""
-        parts.append(Text(label(f"{info.path} ({where}{info.mode}{about})", 400), style="dim"))
+        parts.append(Text(label(trace_line(info), 400), style="dim"))
         if info.partial is not None:
             parts.append(Text(f"partial trace: {info.partial.reason}; analysed the first {info.partial.events_read} "
                               f"events ({info.partial.bytes_read} bytes)", style="yellow"))
@@ -35,45 +31,25 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
     note = set_aside_note(analysis)
     if note:
         parts.append(Text(note, style="dim"))
+    for text in analysis.notes:
+        parts.append(Text(text, style="yellow"))
     if clean:
         return Group(*parts)
-    if analysis.totals.latent:
-        parts.append(Text("latent: would sync on a GPU; the stall shown is the op's CPU time here, not a device "
-                          "wait", style="yellow"))
+    shared = analysis.shared_details
+    if shared:
+        parts.append(Text("every call site: " + " · ".join(f"{d.label} {label(d.text)}" for d in shared), style="dim"))
     table = Table(show_lines=True, title="syncs by call site", title_justify="left", expand=True)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("call site · op chain · scopes · fix", ratio=1, overflow="fold")
+    table.add_column("call site · details · fix", ratio=1, overflow="fold")
     table.add_column("count", justify="right", no_wrap=True)
     table.add_column("stall (max)\ndevice idle", justify="right", no_wrap=True)
     delays = any(site.collective_delay_us is not None for site in analysis.sites)
     if delays:  # several ranks: how much later than its peers the rank entered its next collectives
         table.add_column("collective\ndelay", justify="right", no_wrap=True)
     table.add_column("rule", no_wrap=True)
-    shown = analysis.sites[:MAX_SITES]
-    wanted = {site.site for site in shown}
-    members: dict[str, list] = {}
-    for record in analysis.records:
-        if record.site in wanted:
-            members.setdefault(record.site, []).append(record)
-    for number, site in enumerate(shown, start=1):
-        chains = Counter(" › ".join(r.op_chain[-3:]) or r.runtime for r in members[site.site])
+    for number, site in enumerate(analysis.sites[:MAX_SITES], start=1):
         rules = [get_rule(code) for code in site.rules]
-        body = Text()
-        body.append(label(site.site), style="bold")
-        if site.line_source == "def":
-            body.append("  (the function's first line: the trace names no line)", style="dim")
-        body.append("\nop chain: ", style="dim")
-        body.append(label("; ".join(chain for chain, _ in chains.most_common(3))))
-        body.append("\nscopes:   ", style="dim")
-        body.append(label("; ".join(compress_scopes(site.scopes))) or "-")
-        body.append("\nthreads:  ", style="dim")
-        body.append(label(", ".join(site.threads)))
-        for rule in rules:
-            body.append("\nfix:      ", style="dim")
-            body.append(rule.fix, style="green")
-        idle = f"\nidle {format_us(site.device_idle_us)}" if site.device_idle_us is not None else ""
-        cells = [Text(str(number)), body, Text(str(site.count)),
-                 Text(f"{format_us(site.stall_us)}\n({format_us(site.max_stall_us)}){idle}")]
+        cells = [Text(str(number)), _body(site, rules, shared), Text(_count(site)), Text(_stall(site))]
         if delays:
             delay = site.collective_delay_us
             cells.append(Text(signed_us(delay) if delay is not None else "-"))
@@ -86,6 +62,40 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
                           f"{format_us(sum(site.stall_us for site in rest))} stall) not listed here: "
                           "--format json or csv lists every one", style="yellow"))
     return Group(*parts)
+
+
+def _body(site: SiteSummary, rules: list, shared: tuple[Detail, ...]):  # type: ignore[no-untyped-def]
+    from rich.text import Text
+
+    details = [detail for detail in site.details if detail not in shared]
+    where = site.call_site
+    body = Text()
+    body.append(label(site.where), style="bold")
+    if where is not None and not where.user:
+        body.append("  (library)", style="dim")
+    if site.via is not None:
+        body.append("\nvia ", style="dim")
+        body.append(label(f"{site.via.file}:{site.via.line} {site.via.function}"), style="bold")
+        body.append("  (your code)", style="dim")
+    if where is not None and where.line_note:
+        body.append(f"\n{where.line_note}", style="dim")
+    width = max((len(detail.label) for detail in details), default=3) + 1
+    for detail in details:
+        body.append(f"\n{detail.label + ':':<{width}} ", style="dim")
+        body.append(label(detail.text))
+    for rule in rules:
+        body.append(f"\n{'fix:':<{width}} ", style="dim")
+        body.append(rule.fix, style="green")
+    return body
+
+
+def _count(site: SiteSummary) -> str:
+    return f"{site.count}\n({site.warmup} warm-up)" if site.warmup else str(site.count)
+
+
+def _stall(site: SiteSummary) -> str:
+    idle = f"\nidle {format_us(site.device_idle_us)}" if site.device_idle_us is not None else ""
+    return f"{format_us(site.stall_us)}\n({format_us(site.max_stall_us)}){idle}"
 
 
 def render_text(analysis: Analysis, options: RenderOptions | None = None) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from synchunt.audit.model import Agreement, AuditResult, Cell, Signal
 from synchunt.render.registry import Renderer, RenderOptions
-from synchunt.render.units import format_us
+from synchunt.units import format_us
 
 AGREEMENT_MARKS = {Agreement.AGREE: "yes", Agreement.BLIND_SPOT: "yes*", Agreement.DISAGREE: "NO",
                    Agreement.UNKNOWN: "?"}

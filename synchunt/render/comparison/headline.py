@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from synchunt.compare import Comparison, Side
-from synchunt.render.units import format_us
 from synchunt.render.verdict import verdict_of
+from synchunt.units import format_us
 
 
 def side_verdict(side: Side) -> str:
@@ -15,15 +15,19 @@ def headline(comparison: Comparison) -> str:
     """``54 → 0 syncs · stall 1.41 ms → 0.0 µs (1.41 ms saved) · aten::nonzero gone``, or ``no change: …``
     when no site changed and the stall moved within the noise threshold."""
     before, after = comparison.before, comparison.after
+    noise = comparison.noise
     if not comparison.changed:
+        why = (f"within the noise threshold of {format_us(noise.threshold(before.stall_us))}"
+               if noise.stall_judged else "latent: the counts decide, the stall is CPU time here")
         return (f"no change: {before.syncs} → {after.syncs} syncs, stall {format_us(before.stall_us)} → "
-                f"{format_us(after.stall_us)} (within the noise threshold of "
-                f"{format_us(max(comparison.noise.absolute_us, comparison.noise.fraction * before.stall_us))})")
+                f"{format_us(after.stall_us)} ({why})")
     saved = comparison.stall_saved_us
     parts = [f"{before.syncs} → {after.syncs} syncs",
              f"stall {format_us(before.stall_us)} → {format_us(after.stall_us)} "
              f"({format_us(abs(saved))} {'saved' if saved >= 0 else 'added'})"]
-    if comparison.stall_within_noise:
+    if not noise.stall_judged:
+        parts[-1] += ", CPU time: not judged"
+    elif comparison.stall_within_noise:
         parts[-1] += ", within noise"
     if before.device_idle_us is not None or after.device_idle_us is not None:
         parts.append(f"device idle {_idle(before.device_idle_us)} → {_idle(after.device_idle_us)}")

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from synchunt.attribute import Sync
+from synchunt.attribute import Analysis, SiteSummary, Sync
 from synchunt.findings import Confidence, Finding, Severity
 from synchunt.gate.evaluate import EntryUsage, GateResult
 from synchunt.render.text import label
-from synchunt.render.units import compress_scopes, format_us
 from synchunt.rules import get_rule
+from synchunt.sites import compress_scopes
+from synchunt.units import format_us
 
 STALE_CODE = "baseline-stale"
 EXPIRED_CODE = "baseline-expired"
@@ -23,48 +24,54 @@ def gate_findings(result: GateResult) -> list[Finding]:
     if not result.judged:
         return [Finding(NO_EVIDENCE_CODE, f"nothing to judge: {reason}", _evidence_path(reason, result), 1,
                         severity=Severity.ERROR, is_problem=True) for reason in result.missing_evidence]
-    findings = _sync_findings(result.counted, Severity.ERROR if result.over_budget else Severity.WARNING)
+    findings = _sync_findings(result.counted_analysis, Severity.ERROR if result.over_budget else Severity.WARNING)
     severity = Severity.ERROR if result.strict else Severity.WARNING
     findings.extend(_baseline_finding(usage, result, severity) for usage in result.baseline_problems)
     return sorted(findings, key=lambda finding: finding.sort_key)
 
 
-def _sync_findings(syncs: tuple[Sync, ...], severity: Severity) -> list[Finding]:
-    groups: dict[tuple[str, str], list[Sync]] = {}
-    for sync in syncs:
-        groups.setdefault((sync.site_key, sync.rule), []).append(sync)
+def _sync_findings(counted: Analysis, severity: Severity) -> list[Finding]:
+    """One finding per call site and rule, on the user's line: where the sync happens when that is the user's
+    code, else the user's frame that led into the library (the library's line goes in the message). A sync with
+    neither has nowhere in the repository to annotate and is left out here (the summary still counts it); one
+    without any Python frame is placed at its trace."""
     findings = []
-    for (_, code), group in sorted(groups.items()):
-        first = group[0]
-        site = first.call_site
-        findings.append(Finding(
-            code=code,
-            message=_message(group, code, site is not None),
-            # Without a Python frame the only place to point at is the trace the sync was found in.
-            path=site.file if site else first.trace,
-            line=max(site.line, 1) if site else 1,
-            severity=severity,
-            confidence=Confidence.HIGH if any(s.confirmed for s in group) else Confidence.MEDIUM,
-            scope=site.function if site else None,
-        ))
+    for code in sorted({sync.rule for sync in counted.records}):
+        of_rule = counted.with_records(tuple(sync for sync in counted.records if sync.rule == code))
+        for site in of_rule.sites:
+            where = site.call_site
+            if where is not None and not where.user and site.via is None:
+                continue
+            at = where if where is None or where.user else site.via
+            group = [sync for sync in of_rule.records if sync.site == site.site]
+            findings.append(Finding(
+                code=code, message=_message(group, code, site),
+                # Without a Python frame the only place to point at is the trace the sync was found in.
+                path=at.file if at else group[0].trace, line=max(at.line, 1) if at else 1, severity=severity,
+                confidence=Confidence.HIGH if site.confirmed else Confidence.MEDIUM,
+                scope=at.function if at else None))
     return findings
 
 
-def _message(group: list[Sync], code: str, has_frame: bool) -> str:
+def _message(group: list[Sync], code: str, site: SiteSummary) -> str:
     rule = get_rule(code)
-    confirmed = sum(1 for s in group if s.confirmed)
-    evidence = [f"{count} {name}" for count, name in ((confirmed, "confirmed"), (len(group) - confirmed, "latent"))
+    evidence = [f"{count} {name}" for count, name in ((site.confirmed, "confirmed"), (site.latent, "latent"))
                 if count]
-    noun = "sync" if len(group) == 1 else "syncs"
-    ops = ", ".join(sorted({label(s.op) for s in group}))
-    threads = ", ".join(sorted({label(s.thread.name) for s in group}))
+    noun = "sync" if site.count == 1 else "syncs"
+    ops = ", ".join(label(op) for op in site.ops)
+    threads = ", ".join(label(thread) for thread in site.threads)
     text = (f"{' + '.join(evidence)} {noun} ({rule.code} {rule.name}: {ops}) on {threads}, "
-            f"stall {format_us(sum(s.stall_us for s in group))}")
+            f"stall {format_us(site.stall_us)}")
+    where = site.call_site
+    if where is not None and not where.user:
+        text += f"; it happens in the library at {label(site.where)}"
     scopes = compress_scopes(dict(Counter(s.scope for s in group if s.scope)), limit=3)
     if scopes:
         text += f"; scopes {label('; '.join(scopes))}"
-    if not has_frame:
+    if where is None:
         text += "; no Python frame recorded (profile with with_stack=True to find the line)"
+    if site.latent:
+        text += " (latent: a CPU run; a GPU run can sync elsewhere where code branches on the device)"
     return f"{text}. Fix: {rule.fix}"
 
 

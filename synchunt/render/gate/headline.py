@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from synchunt.gate.evaluate import GateResult
 from synchunt.render.text import label
-from synchunt.render.units import format_us
 from synchunt.render.verdict import verdict
+from synchunt.units import format_us
 
 
 def gate_headline(result: GateResult) -> str:

@@ -9,8 +9,8 @@ from synchunt.render.gate.headline import gate_headline
 from synchunt.render.junit_xml import JUnitCase, JUnitFailure, JUnitSuite, render_junit
 from synchunt.render.registry import Renderer, RenderOptions
 from synchunt.render.text import label
-from synchunt.render.units import format_us
 from synchunt.sites import NO_SCOPE
+from synchunt.units import format_us
 
 SUITE_NAME = "synchunt gate"
 ALL_SCOPES = "(all scopes)"  # the case of a thread without syncs

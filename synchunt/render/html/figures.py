@@ -7,12 +7,12 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from synchunt.attribute import SiteSummary
 from synchunt.compare import Comparison
 from synchunt.render.html.escape import plotly_text
 from synchunt.render.html.units import FONT, figure_json, in_unit, time_unit
-from synchunt.render.html.view import ReportModel, SiteView
-from synchunt.render.units import format_us
-from synchunt.sites import FrameFilter
+from synchunt.render.html.view import MAX_STACKS_PER_SITE, ReportModel
+from synchunt.units import format_us
 
 SCOPE_COLOUR = "#9db4d3"
 OP_COLOUR = "#c9ccd1"
@@ -55,7 +55,7 @@ def sites_figure(model: ReportModel) -> dict[str, Any]:
     return figure_json(figure)
 
 
-def _site_hover(site: SiteView) -> str:
+def _site_hover(site: SiteSummary) -> str:
     lines = [f"<b>{plotly_text(site.site)}</b>", f"{site.count} syncs · {format_us(site.stall_us)} stall "
              f"({format_us(site.max_stall_us)} max)"]
     if site.device_idle_us is not None:
@@ -98,7 +98,6 @@ def callpath_figure(model: ReportModel) -> dict[str, Any]:
     """Icicle of the Python call paths (outermost frame at the root) down to each call site's ops."""
     ids: dict[tuple[str, ...], str] = {}
     labels, parents, values, hovers, colours = [], [], [], [], []
-    user = FrameFilter()
 
     def node(path: tuple[str, ...], label: str, count: int, hover: str, colour: str) -> None:
         if path in ids:
@@ -112,15 +111,16 @@ def callpath_figure(model: ReportModel) -> dict[str, Any]:
         colours.append(colour)
 
     for site in model.sites:
-        for entry in site.stacks:
+        for entry in site.paths[:MAX_STACKS_PER_SITE]:
             path: tuple[str, ...] = ()
-            count = entry["count"]
-            for frame in reversed(entry["frames"]):  # innermost first in the analysis
-                text = f"{frame['file']}:{frame['line']} {frame['function']}"
+            count = entry.count
+            users = entry.user or (False,) * len(entry.frames)
+            for frame, user in reversed(list(zip(entry.frames, users, strict=True))):  # innermost first in the model
+                text = f"{frame.file}:{frame.line} {frame.function}"
                 path = (*path, text)
-                node(path, f"{frame['function']} ({frame['file'].rsplit('/', 1)[-1]}:{frame['line']})", count,
-                     plotly_text(text), USER_FRAME_COLOUR if user.is_user(frame["file"]) else OP_COLOUR)
-            chain, rule = entry["op_chain"], entry["rule"]
+                node(path, f"{frame.function} ({frame.file.rsplit('/', 1)[-1]}:{frame.line})", count,
+                     plotly_text(text), USER_FRAME_COLOUR if user else OP_COLOUR)
+            chain, rule = entry.op_chain, entry.rule
             node((*path, f"op:{chain}:{rule}"), f"{chain} ({rule})", count,
                  f"<b>{plotly_text(chain)}</b><br>{plotly_text(rule)}", BEFORE_COLOUR)
     figure = go.Figure(go.Icicle(ids=list(ids.values()), labels=labels, parents=parents, values=values,
@@ -155,8 +155,9 @@ def compare_figure(comparison: Comparison) -> dict[str, Any]:
     return figure_json(figure)
 
 
-def short_site(site: SiteView) -> str:
-    return short_label(site.site)
+def short_site(site: SiteSummary) -> str:
+    label = short_label(site.where or site.site)
+    return f"{label} via {short_label(f'{site.via.file}:{site.via.line} {site.via.function}')}" if site.via else label
 
 
 def short_label(site: str) -> str:

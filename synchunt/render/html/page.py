@@ -55,7 +55,7 @@ def _side(side: ReportSide) -> dict[str, Any]:
         data["figures"] = {"sites": figures.sites_figure(model)}
         if len(model.scopes) > 1:  # one scope: a single bar says nothing the table does not
             data["figures"]["scopes"] = figures.scopes_figure(model)
-        if any(entry["frames"] for site in model.sites for entry in site.stacks):  # else no Python frames to draw
+        if any(path.frames for site in model.sites for path in site.paths):  # else no Python frames to draw
             data["figures"]["callpath"] = figures.callpath_figure(model)
     return data
 

@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 
 from synchunt.render.html.escape import plotly_text
 from synchunt.render.html.units import FONT, figure_json, time_unit
-from synchunt.render.units import format_us, signed_us
 from synchunt.report.timeline import Timeline
+from synchunt.units import format_us, signed_us
 
 BAR_KINDS = (("scope", "#9db4d3", "scope"), ("op", "#c9ccd1", "op"), ("sync-op", "#f2a65a", "op around a sync"),
              ("kernel", "#9cc5a1", "kernel"), ("memcpy", "#c5a3d9", "memcpy"), ("memset", "#d6c48a", "memset"),
@@ -135,6 +135,9 @@ def _hover(row: Any) -> str:
     lines = [f"<b>{plotly_text(row.op_chain)}</b>", plotly_text(row.site),
              f"{plotly_text(row.rule)} · {kind} · stall {format_us(row.stall_us)}",
              plotly_text(row.scope or "(no scope)")]
+    if row.by_order:
+        lines.append("seen by the runtime guard only: the trace has no event for it, so it is placed by its order "
+                     "among the thread's syncs (stall not measured)")
     if not row.confirmed:
         lines.append("device figures unknown (no device activity traced)")
     elif not _missing(row.idle_us) and row.idle_us > 0:

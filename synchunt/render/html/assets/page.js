@@ -72,9 +72,13 @@
     });
     var stats = el("div", { cls: "stats" },
       stat("syncs", h.syncs), stat("confirmed", h.confirmed), stat("latent", h.latent),
-      stat("total stall", h.stall), stat("max stall", h.max_stall),
+      stat(h.warmup ? "steady-state stall" : "total stall", h.stall), stat("max stall", h.max_stall),
       stat("device idle caused", h.device_idle === null ? (h.syncs ? "unknown" : "none") : h.device_idle));
     stats.lastChild.setAttribute("data-stat", "device-idle");
+    if (h.warmup) {
+      stats.appendChild(stat("warm-up syncs", h.warmup + " (" + h.warmup_stall + " stall)"));
+      stats.lastChild.setAttribute("data-stat", "warm-up");
+    }
     if (h.collective_delay_us !== null) {
       stats.appendChild(stat("collective delay", us(h.collective_delay_us)));
       stats.lastChild.setAttribute("data-stat", "collective-delay");
@@ -94,9 +98,12 @@
       box.appendChild(el("p", { cls: "note", "data-note": "left-out", text: "Not shown on this page: " +
         parts.join(" and ") + ". The JSON output (--format json) lists every one." }));
     }
-    if (h.latent) {
-      box.appendChild(el("p", { cls: "note", text: "Latent: these ops would sync on a GPU. The stall shown is the " +
-        "op's CPU time in this trace, not a measured device wait; profile on a GPU to confirm." }));
+    h.notes.forEach(function (text) {
+      box.appendChild(el("p", { cls: "note", "data-note": "analysis", text: text }));
+    });
+    if (h.shared.length) {
+      box.appendChild(el("p", { cls: "muted", "data-shared": "" }, "Every call site: " + h.shared.map(function (d) {
+        return d.label + " " + d.text; }).join(" \u00b7 ")));
     }
     var filters = Object.keys(h.filters).filter(function (k) { return k !== "mode"; });
     if (filters.length) {
@@ -110,19 +117,28 @@
     var rules = side.model.rules;
     var delays = side.model.header.collective_delay_us !== null;
     var rows = side.model.sites.map(function (s, i) {
-      var where = el("td", {}, el("div", { cls: "site", text: s.site }),
-        el("div", { cls: "muted", text: s.threads.map(function (t) {
-          return /^thread /.test(t) ? t : "thread " + t;  // Kineto's own names already read "thread 123 (python)"
-        }).join(", ") }),
-        el("div", { cls: "muted", text: "op chain: " + s.op_chains.map(function (c) {
-          return c[0] + (s.op_chains.length > 1 ? " \u00d7" + c[1] : ""); }).join("; ") }),
-        el("div", { cls: "muted", text: "scopes: " + (s.scope_summary.join("; ") || "-") }));
+      var shared = side.model.header.shared.map(function (d) { return d.field + "\u0000" + d.text; });
+      var heading = el("div", {}, el("span", { cls: "site", text: s.where || s.site }));
+      if (s.call_site && !s.call_site.user) heading.appendChild(el("span", { cls: "badge", "data-library": "", text: "library" }));
+      var where = el("td", {}, heading);
+      if (s.via) {
+        where.appendChild(el("div", { cls: "via", "data-via": "" }, "via ",
+          el("span", { cls: "site", text: s.via.file + ":" + s.via.line + " " + s.via.function }), " (your code)"));
+      }
+      if (s.call_site && s.call_site.line_note) {
+        where.appendChild(el("div", { cls: "muted", "data-line-note": "", text: s.call_site.line_note }));
+      }
+      s.details.forEach(function (d) {
+        if (shared.indexOf(d.field + "\u0000" + d.text) >= 0) return;
+        where.appendChild(el("div", { cls: "muted", "data-detail": d.field, text: d.label + ": " + d.text }));
+      });
       var why = el("td", {});
       var fix = el("td", {});
       var ruleCell = el("td", {});
       if (s.source) {
-        // The site's own line above the rewrites: the reader maps the catalogue's pattern onto their code.
-        fix.appendChild(el("div", { cls: "muted", text: "your line, " + s.source.file.split("/").pop() + ":" + s.source.line }));
+        // The site's own line above the advice: the reader maps the rule's pattern onto their code.
+        fix.appendChild(el("div", { cls: "muted", text: (s.source.user ? "your line, " : "the library's line, ") +
+          s.source.file.split("/").pop() + ":" + s.source.line }));
         fix.appendChild(el("pre", { cls: "source", "data-source": "", text: s.source.text }));
       }
       s.rules.forEach(function (code) {
@@ -132,18 +148,15 @@
         why.appendChild(prose("p", r.mechanism));
         why.appendChild(el("details", {}, el("summary", { text: "why it hurts" }), prose("p", r.why_bad)));
         fix.appendChild(prose("p", r.fix, "fix"));
-        var example = [];
-        if (r.example) example.push(el("div", { cls: "muted", text: "instead of" }), el("pre", { text: r.example }));
-        if (r.use_instead) example.push(el("div", { cls: "muted", text: "write" }), el("pre", { text: r.use_instead }));
-        if (s.source) {
-          if (r.use_instead) {
-            fix.appendChild(el("div", { cls: "muted", text: "rewrite it as" }));
-            fix.appendChild(el("pre", { text: r.use_instead }));
-          }
-          if (r.example) fix.appendChild(el("details", {}, el("summary", { text: "the catalogue's example" })));
-          if (r.example) example.forEach(function (node) { fix.lastChild.appendChild(node); });
-        } else {
-          example.forEach(function (node) { fix.appendChild(node); });
+        // The catalogue's example is the rule's, not a rewrite of the line above: it says so.
+        if (r.example || r.use_instead) {
+          var example = el("details", { open: "", "data-rule-example": r.code },
+            el("summary", { text: "the rule's example (" + r.code + "), not a rewrite of this line" }));
+          if (r.example) example.appendChild(el("div", { cls: "muted", text: "instead of" }));
+          if (r.example) example.appendChild(el("pre", { text: r.example }));
+          if (r.use_instead) example.appendChild(el("div", { cls: "muted", text: "write" }));
+          if (r.use_instead) example.appendChild(el("pre", { text: r.use_instead }));
+          fix.appendChild(example);
         }
       });
       var idle = s.device_idle_us === null ? (s.latent ? "unknown\n(latent)" : "-") :
@@ -164,19 +177,19 @@
     var box = el("div", {});
     side.model.sites.forEach(function (s) {
       var details = el("details", { open: "" }, el("summary", {}, el("span", { cls: "site", text: s.site }),
-        " \u2014 " + plural(s.count, "sync") + ", " + plural(s.stacks.length + s.other_stacks, "distinct path")));
-      s.stacks.forEach(function (entry) {
+        " \u2014 " + plural(s.count, "sync") + ", " + plural(s.paths.length + s.other_paths, "distinct path")));
+      s.paths.forEach(function (entry) {
         var list = el("ol", { cls: "stack" });
-        entry.frames.forEach(function (f, i) {
-          list.appendChild(el("li", { cls: i === 0 ? "user" : "", text: f.file + ":" + f.line + "  " + f.function }));
+        entry.frames.forEach(function (f) {
+          list.appendChild(el("li", { cls: f.user ? "user" : "", text: f.file + ":" + f.line + "  " + f.function }));
         });
         details.appendChild(el("div", { cls: "muted", "data-path-op": entry.op_chain }, plural(entry.count, "sync") +
           " through this path (innermost frame first), syncing in ", el("code", { text: entry.op_chain }),
           " (" + entry.rule + "):"));
         details.appendChild(list);
       });
-      if (s.other_stacks) {
-        details.appendChild(el("div", { cls: "muted", text: "\u2026 and " + s.other_stacks + " rarer paths" }));
+      if (s.other_paths) {
+        details.appendChild(el("div", { cls: "muted", text: "\u2026 and " + s.other_paths + " rarer paths" }));
       }
       box.appendChild(details);
     });
@@ -214,8 +227,9 @@
         (only.count === 1 ? "The sync is" : "All " + only.count + " syncs are") + " in one scope: " + only.scope }));
     } else {
       side.model.sites.forEach(function (s) {
+        var scopes = s.details.filter(function (d) { return d.field === "scope"; });
         section.appendChild(el("p", { cls: "muted" }, el("span", { cls: "site", text: s.site }),
-          ": " + (s.scope_summary.join("; ") || "-")));
+          ": " + (scopes.length ? scopes[0].text : "-")));
       });
     }
     if (side.figures.scopes) section.appendChild(figure(side.key + "-scopes", side.figures.scopes));
