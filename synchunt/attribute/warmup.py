@@ -8,7 +8,7 @@ A sync is warm-up when its trace says so:
   sync of the same rule at the same call site (a one-time cost of the first step: lazy initialization, a cache
   filled once);
 * it is among the first calls of an op whose later calls do not sync: on its thread, the syncs of one rule under
-  one op all fall in that op's first few calls (at most :data:`FIRST_CALLS`), and at least three times as many
+  one op (the outermost op of the chain around the sync) all fall in that op's first few calls (at most :data:`FIRST_CALLS`), and at least three times as many
   calls of the op follow without one (an allocator or library initialization inside the first calls, such as a
   cuDNN convolution's first ``cudaFree``).
 
@@ -64,15 +64,19 @@ def _first_calls(detected: Sequence[DetectedSync], trace: Trace, warm: list[bool
     parents = trace.column("parent")
     is_op = trace.in_categories((vocab.CPU_OP,))
     lane = trace.thread_lanes[0]
-    # The op each sync happens under: its own event when that is an op, else its nearest enclosing op.
+    # The call each sync happens under: the outermost op of the chain enclosing it (a user's `x.item()` is its own
+    # call; a cudaFree inside a convolution belongs to that convolution's call).
     under: list[int] = []
     for sync in detected:
-        row = sync.event
-        steps = 0
-        while row >= 0 and not is_op[row] and steps < 256:
+        row, top, steps = sync.event, -1, 0
+        while row >= 0 and steps < 256:
+            if is_op[row]:
+                top = row
+            elif top >= 0:
+                break
             row = int(parents[row])
             steps += 1
-        under.append(row if row >= 0 and is_op[row] else -1)
+        under.append(top)
     groups: dict[tuple[str, int, int], list[int]] = defaultdict(list)  # (rule, lane, op name) -> sync indices
     for index, (sync, row) in enumerate(zip(detected, under, strict=True)):
         if row >= 0:
