@@ -8,9 +8,9 @@ A sync is warm-up when its trace says so:
   sync of the same rule at the same call site (a one-time cost of the first step: lazy initialization, a cache
   filled once);
 * it is among the first calls of an op whose later calls do not sync: on its thread, the syncs of one rule under
-  one op (the outermost op of the chain around the sync) all fall in that op's first few calls (at most :data:`FIRST_CALLS`), and at least three times as many
-  calls of the op follow without one (an allocator or library initialization inside the first calls, such as a
-  cuDNN convolution's first ``cudaFree``).
+  one op (the outermost op of the chain around the sync) all fall in that op's first few calls (at most
+  :data:`FIRST_CALLS`), and at least three times as many calls of the op follow without one (an allocator or
+  library initialization inside the first calls, such as a cuDNN convolution's first ``cudaFree``).
 
 ``synchunt profile`` runs its warm-up iterations before the recorded window, so its traces rarely hold any.
 """

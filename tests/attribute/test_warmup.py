@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from shared_traces import shared_trace_path
 
 import synchunt
-from shared_traces import shared_trace_path
 
 PID, TID = 1, 7
 
