@@ -67,6 +67,16 @@ def recorded_activities(device: str) -> tuple[str, ...]:
     return ("cpu", "cuda") if device.startswith("cuda") else ("cpu",)
 
 
+def require_torch() -> None:
+    """Fail with one line that says what to install when torch is not installed, without importing it (the
+    capture's child process imports it; importing it here too would cost seconds)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise TargetError("profiling needs torch, which is not installed here; install it, e.g. "
+                          "pip install 'synchunt[torch]'")
+
+
 def import_torch() -> Any:
     try:
         import torch

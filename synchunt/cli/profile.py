@@ -50,11 +50,11 @@ def profile_command(
     from synchunt.attribute import analyze
     from synchunt.capture import CaptureSettings, parse_extra_options
     from synchunt.capture.isolated import TargetSpec, capture_isolated
-    from synchunt.capture.profiler import import_torch
+    from synchunt.capture.profiler import require_torch
     from synchunt.cli.report import write_report
     from synchunt.trace import load_trace
 
-    import_torch()  # before the target's code imports it: one line that says what to install
+    require_torch()  # before the target's code imports it: one line that says what to install
     if output is not None:
         from synchunt.files import check_output
 
