@@ -141,9 +141,6 @@ class SourceMap(msgspec.Struct, frozen=True):
     search_path: tuple[SearchEntry, ...] = ()
     user_files: Mapping[str, str] = msgspec.field(default_factory=dict)  # trace name → module name
 
-    def is_user_file(self, name: str) -> bool:
-        return name in self.user_files
-
     def module_of(self, name: str) -> str | None:
         return self.user_files.get(name)
 

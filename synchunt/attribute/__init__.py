@@ -6,7 +6,6 @@ from synchunt.attribute.model import (
     Analysis,
     CallSite,
     PartialRead,
-    SetAsideCall,
     SiteSummary,
     Summary,
     Sync,
@@ -15,5 +14,5 @@ from synchunt.attribute.model import (
 )
 from synchunt.attribute.sources import load_sources
 
-__all__ = ["SCHEMA", "Analysis", "CallSite", "PartialRead", "SetAsideCall", "SiteSummary", "Summary", "Sync",
+__all__ = ["SCHEMA", "Analysis", "CallSite", "PartialRead", "SiteSummary", "Summary", "Sync",
            "Thread", "TraceInfo", "analyze", "filter_analysis", "load_sources"]

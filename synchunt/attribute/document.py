@@ -62,9 +62,9 @@ def from_builtins(data: Any) -> Analysis:
     if not isinstance(data, dict) or not str(data.get("schema", "")).startswith(SCHEMA_PREFIX):
         raise TraceError(f"not a synchunt analysis (expected schema {SCHEMA!r})")
     if data["schema"] == SCHEMA_V1:
-        data = _upgrade_v1(data)
+        data = _upgrade_v2(_upgrade_v1(data))
     elif data["schema"] == SCHEMA_V2:
-        data = {**data, "schema": SCHEMA}
+        data = _upgrade_v2(data)
     elif data["schema"] != SCHEMA:
         raise TraceError(f"unsupported analysis schema {data['schema']!r} (this synchunt reads {SCHEMA!r}, "
                          f"{SCHEMA_V2!r} and {SCHEMA_V1!r})")
@@ -83,7 +83,7 @@ def decode(raw: bytes) -> Analysis:
         raise TraceError(f"not a synchunt analysis ({error})") from None
     except RecursionError:
         raise TraceError(_TOO_DEEP) from None
-    if head.schema in (SCHEMA, SCHEMA_V2):
+    if head.schema == SCHEMA:
         try:
             parsed = _DECODER.decode(raw)
         except msgspec.ValidationError as error:
@@ -116,8 +116,30 @@ def _checked(parsed: AnalysisDocument) -> Analysis:
     return Analysis(traces, parsed.syncs, dict(parsed.filters))
 
 
+def _upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """``/2`` → ``/3``: a set-aside call named its thread as an object; /3 keeps the ids and the name."""
+    traces = data.get("traces")
+    if not isinstance(traces, list):
+        return {**data, "schema": SCHEMA}  # validation will name the field
+    upgraded = []
+    for info in traces:
+        items = info.get("set_aside") if isinstance(info, dict) else None
+        if isinstance(items, list):
+            info = {**info, "set_aside": [_set_aside_v2(item) for item in items]}
+        upgraded.append(info)
+    return {**data, "schema": SCHEMA, "traces": upgraded}
+
+
+def _set_aside_v2(item: Any) -> Any:
+    if not isinstance(item, dict) or not isinstance(item.get("thread"), dict):
+        return item
+    thread = item["thread"]
+    rest = {key: value for key, value in item.items() if key != "thread"}
+    return {"event": -1, "pid": thread.get("pid"), "tid": thread.get("tid"), **rest, "thread": thread.get("name", "")}
+
+
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
-    """``/1`` → ``/3``: a call site with no file becomes ``null``; v1 had no line source (its lines were the
+    """``/1`` → ``/2``: a call site with no file becomes ``null``; v1 had no line source (its lines were the
     functions' first lines) and no measured impact."""
     if not isinstance(data.get("syncs"), list):
         return data  # validation will name the field

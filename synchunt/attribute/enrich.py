@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 
+import msgspec
 import numpy as np
 
-from synchunt.attribute.model import CallSite, SetAsideCall, Sync, Thread
-from synchunt.detect import Detection
+from synchunt.attribute.model import CallSite, Sync, Thread
+from synchunt.detect import Detection, SetAside
 from synchunt.detect.columns import Columns
 from synchunt.impact import measure
 from synchunt.rules import get_rule
@@ -79,8 +80,7 @@ def _def_site(frame: Frame | None, frame_filter: FrameFilter) -> CallSite | None
 DEF_LINE_NOTE = "the trace names only the function's first line"
 
 
-def set_aside_calls(trace: Trace, detection: Detection) -> tuple[SetAsideCall, ...]:
-    return tuple(SetAsideCall(runtime=item.runtime, ts_us=item.ts_us, stall_us=item.stall_us, reason=item.reason,
-                              thread=Thread(tid=item.tid, pid=item.pid,
-                                            name=str(trace.thread_name(item.pid, item.tid))))
+def set_aside_calls(trace: Trace, detection: Detection) -> tuple[SetAside, ...]:
+    """The detection's set-aside calls, each with the name of its thread."""
+    return tuple(msgspec.structs.replace(item, thread=str(trace.thread_name(item.pid, item.tid)))
                  for item in detection.set_aside)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from synchunt.detect.model import SetAside
 from synchunt.impact.model import SyncImpact
 from synchunt.sites import Frame, site_key, site_label
 
@@ -117,16 +118,6 @@ class Sync(msgspec.Struct, frozen=True):
                         self.call_site.function if self.call_site else None)
 
 
-class SetAsideCall(msgspec.Struct, frozen=True):
-    """A blocking call that is not the target's sync (the profiler's own device synchronize), with the reason."""
-
-    runtime: str
-    ts_us: float
-    stall_us: float
-    thread: Thread
-    reason: str
-
-
 class PartialRead(msgspec.Struct, frozen=True):
     """A trace cut mid-write: the events before the cut were analysed."""
 
@@ -159,7 +150,7 @@ class TraceInfo(msgspec.Struct, frozen=True):
     scopes: tuple[str, ...] | None = None
     events: int | None = None
     ops: int | None = None  # operator and runtime-call events: what any sync comes from (None: older analyses)
-    set_aside: tuple[SetAsideCall, ...] = ()
+    set_aside: tuple[SetAside, ...] = ()
     partial: PartialRead | None = None
     collectives: Collectives | None = None  # None: the trace has no collective kernel
     # Trace syncs left out because the shadow device saw their data on the host (not syncs on a GPU).

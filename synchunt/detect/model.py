@@ -38,18 +38,19 @@ class DetectedSync(msgspec.Struct, frozen=True):
 
 class SetAside(msgspec.Struct, frozen=True):
     """A blocking call that is not the target's sync (the profiler's own device synchronize), kept so that the
-    output can say it was set aside and why."""
+    output can say it was set aside and why. ``thread`` is the thread's name, once attribution knows it."""
 
     event: int
     runtime: str
     ts_us: float
     stall_us: float
-    pid: int | str
-    tid: int | str
+    pid: int | str | None
+    tid: int | str | None
     reason: str
+    thread: str = ""
 
 
-SYNC_COLUMNS = list(DetectedSync.__struct_fields__)
+DETECTED_COLUMNS = list(DetectedSync.__struct_fields__)
 
 
 class Detection(msgspec.Struct, frozen=True, eq=False, dict=True):
@@ -59,7 +60,7 @@ class Detection(msgspec.Struct, frozen=True, eq=False, dict=True):
 
     @cached_property
     def syncs(self) -> pd.DataFrame:
-        """The records as a DataFrame (``SYNC_COLUMNS``), for pandas users."""
+        """The records as a DataFrame (``DETECTED_COLUMNS``), for pandas users."""
         import pandas as pd
 
-        return pd.DataFrame([msgspec.structs.astuple(r) for r in self.records], columns=SYNC_COLUMNS)
+        return pd.DataFrame([msgspec.structs.astuple(r) for r in self.records], columns=DETECTED_COLUMNS)

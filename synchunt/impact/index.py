@@ -68,17 +68,6 @@ class ActivityIndex(msgspec.Struct, frozen=True, eq=False, dict=True):
     def __len__(self) -> int:
         return len(self.rows)
 
-    def positions_of(self, correlations: np.ndarray) -> list[int]:
-        """Positions of the activities launched by these correlation ids."""
-        order, ids = self.by_correlation
-        found = []
-        for corr in correlations.tolist():
-            k = int(np.searchsorted(ids, corr))
-            while k < len(ids) and ids[k] == corr:
-                found.append(int(order[k]))
-                k += 1
-        return found
-
     @cached_property
     def by_correlation(self) -> tuple[np.ndarray, np.ndarray]:
         order = np.argsort(self.correlation, kind="stable")

@@ -84,7 +84,3 @@ def rule_for_sync_kind(kind: str | None) -> Rule | None:
 def non_blocking_sync_kinds() -> frozenset[str]:
     return frozenset(entry.name for entry in NON_BLOCKING_SYNC_KINDS)
 
-
-def copy_rule(pattern_rules: tuple[tuple[TraceOp, Rule], ...], direction: str | None) -> Rule | None:
-    """Among a copy op's patterns, the rule for this copy direction."""
-    return next((rule for _, rule in pattern_rules if rule.copy_direction == direction and direction), None)

@@ -66,3 +66,22 @@ def test_a_saved_analysis_nested_too_deeply_is_refused() -> None:
         raw = b'{"schema": "' + schema.encode() + b'", "filters": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
         with pytest.raises(TraceError, match="nested too deeply"):
             decode(raw)
+
+
+def test_a_v2_analysis_loads_its_set_aside_calls_and_timestamps() -> None:
+    """/2 named a set-aside call's thread as an object and had no via, phase, line notes or notes."""
+    v2 = Analysis.from_json(V1).to_json()
+    v2["schema"] = "synchunt.analysis/2"
+    v2.pop("notes")
+    for sync in v2["syncs"]:
+        for key in ("via", "phase"):
+            sync.pop(key)
+        if sync["call_site"]:
+            for key in ("user", "line_note"):
+                sync["call_site"].pop(key)
+    v2["traces"][0]["set_aside"] = [{"runtime": "cudaDeviceSynchronize", "ts_us": 0.5, "stall_us": 2.0,
+                                     "reason": "profiler", "thread": {"tid": 7, "pid": 1, "name": "main"}}]
+    analysis = decode(json.dumps(v2).encode())
+    [item] = analysis.traces[0].set_aside
+    assert (item.thread, item.pid, item.tid, item.runtime) == ("main", 1, 7, "cudaDeviceSynchronize")
+    assert all(record.via is None and record.phase == "steady" for record in analysis.records)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from synchunt.attribute import Analysis, CallSite, SetAsideCall, Sync, Thread, TraceInfo
+from synchunt.attribute import Analysis, CallSite, Sync, Thread, TraceInfo
 from synchunt.audit import Agreement, AuditResult, Cell, Signal
 from synchunt.compare import compare
+from synchunt.detect import SetAside
 from synchunt.findings import Confidence, Finding, FindingSet, Severity
 from synchunt.gate import Baseline, BaselineEntry, SyncKey, evaluate
 from synchunt.impact.model import Activity, DeviceIdle, SyncImpact
@@ -60,9 +61,10 @@ def analysis() -> Analysis:
     info = TraceInfo(path="traces/gpu.pt.trace.json.gz", rank=0, device_activity=True, mode="confirmed",
                      start_us=0.0, end_us=5000.0, synchunt={"target": "demo", "label": "masked", "device": "cuda"},
                      threads=("4242", "scheduler"), scopes=("layer_0", "layer_1", "load"), events=120,
-                     set_aside=(SetAsideCall(runtime="cudaDeviceSynchronize", ts_us=4900.0, stall_us=12.0,
-                                             thread=SCHEDULER, reason="torch.profiler synchronizes the device "
-                                                                      "when its recording window closes"),))
+                     set_aside=(SetAside(event=9, runtime="cudaDeviceSynchronize", ts_us=4900.0, stall_us=12.0,
+                                         pid=SCHEDULER.pid, tid=SCHEDULER.tid, thread=SCHEDULER.name,
+                                         reason="torch.profiler synchronizes the device when its recording window "
+                                                "closes"),))
     return Analysis((info,), records, {"mode": "auto"})
 
 
