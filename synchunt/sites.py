@@ -213,7 +213,12 @@ class FrameFilter(msgspec.Struct, frozen=True):
             kind = self.sources.kind_of(normalized)
             if kind is not None:
                 return kind != USER
-        return _after_site_packages(normalized) is not None
+        if _after_site_packages(normalized) is not None:
+            return True
+        # A trace from elsewhere names an installed file relative to its site-packages folder: a package folder
+        # installed as a library here is taken for one there (``transformers/generation/utils.py``).
+        first, slash, _ = normalized.partition("/")
+        return self.sources is None and bool(slash) and not normalized.startswith("/") and _installed_library(first)
 
     def is_user(self, file: str) -> bool:
         return not self.is_library_file(file)
@@ -241,6 +246,23 @@ class FrameFilter(msgspec.Struct, frozen=True):
         if outer:
             return frames[:outer[-1] + 1]
         return [frame for frame in frames if frame.file.replace("\\", "/").rsplit("/", 1)[-1] != "threading.py"]
+
+
+@cache
+def _installed_library(package: str) -> bool:
+    """Whether ``package`` is a top-level package installed in a site-packages folder of this interpreter."""
+    import importlib.util
+
+    if not package.isidentifier():
+        return False
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return False
+    origin = spec.origin if spec is not None else None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return any(_after_site_packages(str(place).replace("\\", "/")) is not None for place in [origin, *locations]
+               if place)
 
 
 def _after_site_packages(path: str) -> str | None:

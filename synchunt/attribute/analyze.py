@@ -19,6 +19,7 @@ from synchunt.attribute.warmup import mark_warmup
 from synchunt.detect import Mode, analysis_fields, detect
 from synchunt.errors import UsageError
 from synchunt.impact.collectives import collective_kernels, earliest_collectives
+from synchunt.rules.device_branches import branch_note
 from synchunt.sites import PROFILER_STEP, FrameFilter
 from synchunt.trace import LoadOptions, Trace, host_lanes, map_traces, vocab
 from synchunt.trace.table import compact
@@ -69,7 +70,22 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
                          thread=thread, frame_filter=bound, confirmed_only=detection.mode is Mode.CONFIRMED)
     if merged.dropped:
         info = msgspec.structs.replace(info, host_resident=merged.dropped)
-    return Analysis((info,), exact_lines(merged.records, trace), {"mode": mode.value})
+    records = exact_lines(merged.records, trace)
+    if detection.mode is Mode.LATENT:
+        records = with_device_branches(records)
+    return Analysis((info,), records, {"mode": mode.value})
+
+
+def with_device_branches(records: tuple[Sync, ...]) -> tuple[Sync, ...]:
+    """Latent syncs whose stack runs through a reviewed device branch, marked with what a GPU run does there."""
+    notes: dict[tuple, str | None] = {}
+    out = []
+    for record in records:
+        note = notes.get(record.stack, ...)
+        if note is ...:
+            note = notes[record.stack] = branch_note([(frame.file, frame.function) for frame in record.stack])
+        out.append(record if note is None else msgspec.structs.replace(record, device_branch=note))
+    return tuple(out)
 
 
 def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:

@@ -135,6 +135,8 @@ SYNC_FIELDS: tuple[SyncField, ...] = (
     SyncField("via", "heading", "via", (Column("via", lambda s: _site_text(s.via)),)),
     SyncField("phase", "detail", "phase", (Column("phase", lambda s: s.phase),), text=lambda s: s.phase,
               quiet=("steady",)),
+    SyncField("device_branch", "detail", "device branch", (Column("device_branch", lambda s: s.device_branch),),
+              text=lambda s: s.device_branch),
 )
 FIELDS_BY_NAME = {field.name: field for field in SYNC_FIELDS}
 # Columns of the per-sync DataFrame view and CSV, in order.

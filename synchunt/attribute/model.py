@@ -86,6 +86,9 @@ class Sync(msgspec.Struct, frozen=True):
     # no user frame was recorded).
     via: CallSite | None = None
     phase: Phase = "steady"
+    # On a CPU-only trace: the reviewed device branch its stack runs through (``synchunt.rules.device_branches``),
+    # saying what a GPU run does instead; None when none is known.
+    device_branch: str | None = None
 
     @property
     def device_idle_us(self) -> float | None:

@@ -22,7 +22,8 @@ PROBE = Sync(
         Activity(event=1, name="probe_kernel", category="kernel", device=0, stream=7, start_us=1.0, dur_us=2.0,
                  correlation=None),)),
     direction="DtoH", rank=3, trace="probe-trace.json", signals=("guard",), collective_delay_us=666.0,
-    via=CallSite("myapp/serve.py", 31, "serve_step", line_source="runtime"), phase="warm-up")
+    via=CallSite("myapp/serve.py", 31, "serve_step", line_source="runtime"), phase="warm-up",
+    device_branch="probe device branch")
 # What people read for each field's marked value (the JSON carries the value itself).
 SHOWN = {
     "rule": "SH105", "confirmed": "confirmed", "op_chain": "aten::probe_outer", "runtime": "cudaProbeSynchronize",
@@ -30,13 +31,13 @@ SHOWN = {
     "stall_source": "probe stall source", "call_site": "probelib/ops.py:17 probe_fn", "stack": "probe_middle",
     "scope": "probe_scope", "step": "ProfilerStep#77", "impact": "probe_kernel", "direction": "DtoH",
     "rank": "rank 3", "trace": "probe-trace.json", "signals": "guard only", "collective_delay_us": "666.0 µs",
-    "via": "myapp/serve.py:31 serve_step", "phase": "warm-up"}
+    "via": "myapp/serve.py:31 serve_step", "phase": "warm-up", "device_branch": "probe device branch"}
 INFO = TraceInfo(path="probe-trace.json", rank=3, device_activity=True, mode="confirmed", start_us=0.0,
                  end_us=10.0)
 OTHER = msgspec.structs.replace(PROBE, call_site=CallSite("myapp/other.py", 3, "other", line_source="exact"),
                                 via=None, thread=Thread(tid=1, pid=77, name="main"), scope="", scope_chain=(),
                                 step=None, signals=("trace",), phase="steady", direction=None, stall_source="x",
-                                ts_us=5.0)
+                                ts_us=5.0, device_branch=None)
 
 
 def probe_analysis() -> Analysis:

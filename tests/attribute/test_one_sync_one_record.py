@@ -38,7 +38,10 @@ def per_rule(tmp_path_factory: pytest.TempPathFactory) -> dict[str, synchunt.Ana
 
 
 def test_every_latent_rule_with_a_guard_hook_has_a_case() -> None:
-    latent = {rule.code for rule in RULES if rule.latent_in_traces}
+    # A library's ops (torchvision::nms) need that library, which this suite's torch build cannot install: their
+    # trace fixtures in tests/fixtures/traces stand for them.
+    latent = {rule.code for rule in RULES if rule.latent_in_traces
+              and any(op.op.startswith("aten::") for op in rule.trace_ops)}
     assert latent == set(RULE_LINES), "a rule a CPU trace can show needs a loop in sync_per_rule.py"
 
 

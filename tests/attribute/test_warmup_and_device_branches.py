@@ -1,4 +1,5 @@
-"""Warm-up apart from steady state: a first step's one-time syncs, warm-up scopes, an op's first calls."""
+"""What a CPU run reports apart or with a caveat: warm-up (a first step's one-time syncs, warm-up scopes, an op's first
+calls) and syncs inside a reviewed device branch."""
 
 from __future__ import annotations
 
@@ -81,3 +82,13 @@ def test_alexnets_initialization_stall_is_kept_apart() -> None:
     assert max(record.stall_us for record in warm) > 6e6  # the first cuDNN convolution's cudaFree: 6 s
     assert totals.stall_us < 0.1e6 and totals.warmup_stall_us > 6e6
     assert totals.syncs == len(analysis.records)  # counted all the same
+
+
+def test_a_sync_inside_a_reviewed_device_branch_says_what_a_gpu_run_does(tmp_path: Path) -> None:
+    frames = [_event("app/detect.py(40): postprocess", "python_function", 0, 100),
+              _event("/venv/lib/python3.11/site-packages/torchvision/ops/boxes.py(110): _batched_nms_vanilla",
+                     "python_function", 1, 98)]
+    analysis = _analysis(tmp_path, [*frames, *_nonzero(10), _event("aten::nonzero", "cpu_op", 200, 4)])
+    marked, plain = analysis.records
+    assert "100,000 box coordinates" in (marked.device_branch or "") and plain.device_branch is None
+    assert any(detail.field == "device_branch" for site in analysis.sites for detail in site.details)
