@@ -15,6 +15,7 @@ from synchunt.attribute.guard_merge import guard_sequence, merge_guard
 from synchunt.attribute.lines import exact_lines
 from synchunt.attribute.model import Analysis, Collectives, PartialRead, Sync, TraceInfo
 from synchunt.attribute.sources import split_sources
+from synchunt.attribute.via_lines import exact_via_lines
 from synchunt.attribute.warmup import mark_warmup
 from synchunt.detect import Mode, analysis_fields, detect
 from synchunt.errors import UsageError
@@ -70,7 +71,7 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
                          thread=thread, frame_filter=bound, confirmed_only=detection.mode is Mode.CONFIRMED)
     if merged.dropped:
         info = msgspec.structs.replace(info, host_resident=merged.dropped)
-    records = exact_lines(merged.records, trace)
+    records = exact_via_lines(exact_lines(merged.records, trace), trace, bound)
     if detection.mode is Mode.LATENT:
         records = with_device_branches(records)
     return Analysis((info,), records, {"mode": mode.value})

@@ -176,3 +176,12 @@ def test_every_format_shows_where_and_via(through_library: Path) -> None:
         out = ANALYSIS_FORMATS.get(name)(analysis, RenderOptions(color=False, width=200))
         text = out.decode() if isinstance(out, bytes) else out
         assert "fakelib/__init__.py:3 select" in text and "serve.py:13 step" in text, name
+
+
+def test_without_the_guard_the_users_line_is_the_call_into_the_library(through_library: Path) -> None:
+    """A trace alone names the user's function by its first line; the call to the next frame gives the line."""
+    project = through_library.parents[1] / "proj"
+    alone = capture(resolve_target(f"{project / 'serve.py'}:step", setup="setup"), through_library.parents[1] / "t",
+                    CaptureSettings(guard=False)).path
+    vias = [(r.via.line, r.via.line_source) for r in synchunt.analyze(alone).records if r.via is not None]
+    assert vias == [(13, "exact"), (13, "exact"), (14, "exact")]
