@@ -32,7 +32,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -161,6 +164,10 @@ def truth_for(name: str, review: dict[str, Any]) -> dict[str, Any]:
             "syncs": syncs}
 
 
+def load_review() -> dict[str, Any]:
+    return tomllib.loads((HERE / "review.toml").read_text())
+
+
 def _why(entry: dict[str, Any], text: str) -> None:
     if text not in entry["cuda_why"]:
         entry["cuda_why"].append(text)
@@ -178,7 +185,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="compare with the stored truth instead of writing")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    review = tomllib.loads((HERE / "review.toml").read_text())
+    review = load_review()
     TRUTH.mkdir(exist_ok=True)
     stale = []
     for name in args.targets or target_names():
