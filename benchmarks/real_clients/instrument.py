@@ -282,7 +282,7 @@ class SyncRecorder:
                     recorder.record("device-to-host", method, tensor in recorder.host)
                     result = _copied(tensor, result)  # a CPU run aliases; a GPU run copies
                     recorder.host.add(result)
-                elif tensor in recorder.host and _moves_to_device(args, kwargs, recorder.host):
+                elif tensor in recorder.host and tensor.numel() and _moves_to_device(args, kwargs, recorder.host):
                     recorder.record("host-to-device", method, False, "a host tensor copied to the device")
                     result = _copied(tensor, result)
                 return result
@@ -296,7 +296,8 @@ class SyncRecorder:
                 device = kwargs.get("device")
                 if device is None or (isinstance(device, str) and device.split(":")[0] == "cpu"):
                     recorder.host.add(result)  # built from host data on the host: a CPU tensor on a GPU run too
-                elif not (args and isinstance(args[0], torch.Tensor)):
+                elif not (args and isinstance(args[0], torch.Tensor)) and result.numel():
+                    # (copy_ returns before any memcpy when there is nothing to copy: an empty tensor is no sync)
                     recorder.record("host-to-device", f"torch.{name}", False, "built from host data on the device")
                 return result
 
