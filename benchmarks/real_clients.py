@@ -110,8 +110,12 @@ def main() -> int:
             analysis = json.loads((args.rescore / f"{name}.analysis.json").read_text())
         else:
             print(f"profiling {name} …", file=sys.stderr, flush=True)
-            analysis = run_profile(truth, device=args.device, iterations=args.iterations, warmup=args.warmup,
-                                   keep=args.keep)
+            try:
+                analysis = run_profile(truth, device=args.device, iterations=args.iterations, warmup=args.warmup,
+                                       keep=args.keep)
+            except RuntimeError as error:
+                print(f"error: {error}", file=sys.stderr)
+                return 1
         results.append(score(analysis, truth, path=path, steps=args.iterations))
     print(f"truth: {path} · device: {args.device or 'synchunt default'} · recorded steps: {args.iterations}")
     print(table(results))

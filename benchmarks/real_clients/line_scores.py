@@ -60,6 +60,9 @@ def reported_syncs(analysis: Mapping[str, Any], user_file: str) -> list[Reported
         site_line = _line(site)
         if isinstance(via, Mapping):
             via_line = _line(via)
+        elif isinstance(via, str) and ":" in via:  # "file:line"
+            file, _, line = via.rpartition(":")
+            via_line = f"{file_name(file)}:{line}" if line.isdigit() else None
         else:  # no via in this analysis: the call site is the user's line when it is in the user's file
             via_line = site_line if site_line and site_line.rsplit(":", 1)[0] == user_file else None
         exact = isinstance(site, Mapping) and site.get("line_source") not in DEF_SOURCES
