@@ -88,9 +88,10 @@ ALWAYS_SYNC = {
 }
 
 _BOOL_DTYPES = (torch.bool, torch.uint8)
-# multinomial's fast path checks its probabilities with aten::_assert_async since torch 2.5: an asynchronous device
-# assert on CUDA, no sync. On CPU _assert_async reads the flag with .item(), so a CPU trace shows two
-# aten::_local_scalar_dense under aten::multinomial that a GPU run does not have (README.md).
+# multinomial's fast path checks its probabilities with aten::_assert_async (seen in 2.13 and 2.14 traces; 2.5 is
+# where PyTorch's history puts the change): an asynchronous device assert on CUDA, no sync. On CPU _assert_async
+# reads the flag with .item(), so a CPU trace shows two aten::_local_scalar_dense under aten::multinomial that a
+# GPU run does not have (README.md).
 _OLD_MULTINOMIAL = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < (2, 5)
 
 
@@ -119,10 +120,9 @@ def _conditional_kind(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) 
             if not fast:
                 return "mask-assign", "boolean index, tensor value"
     elif name == "aten::repeat_interleave":
-        repeats = args[0] if name and len(args) == 1 else (args[1] if len(args) > 1 else kwargs.get("repeats"))
+        # repeat_interleave.Tensor(repeats) or .self_Tensor(self, repeats, dim); output_size is keyword-only
+        repeats = args[0] if len(args) == 1 else (args[1] if len(args) > 1 else kwargs.get("repeats"))
         output_size = kwargs.get("output_size")
-        if output_size is None and len(args) > 3:
-            output_size = args[3]
         if isinstance(repeats, torch.Tensor) and repeats.numel() > 1 and output_size is None:
             return "repeat-interleave", "tensor repeats, no output_size"
     elif name == "aten::histc":
