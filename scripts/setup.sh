@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create .venv (once) and install synchunt with its dev extras into it. Sourced by test.sh and demo.sh.
+# Create .venv (once) and install synchunt with its dev extras (and the real-client libraries) into it. Sourced by test.sh and demo.sh.
 # SYNCHUNT_TORCH picks the torch build; the default is the CPU-friendly release the project is tested with.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,6 +14,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$(cat "$stamp")" !
     .venv/bin/python -m pip install --quiet --upgrade pip
     # Install torch first so the editable install below finds its requirement satisfied.
     .venv/bin/python -m pip install --quiet "$torch_spec"
-    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    .venv/bin/python -m pip install --quiet -e '.[dev,realclients]'
     echo "$torch_spec" > "$stamp"
 fi

@@ -88,8 +88,6 @@ def llama_analysis(llama_truth: dict, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 24: a sync inside a library is reported twice (trace at the user's def "
-                   "line, guard at the library line) and several guard lines of one function fold into one")
 def test_profile_agrees_with_the_truth_at_the_exact_line(llama_analysis: dict, llama_truth: dict) -> None:
     from line_scores import score
 
@@ -98,13 +96,11 @@ def test_profile_agrees_with_the_truth_at_the_exact_line(llama_analysis: dict, l
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 24: the headline counts trace and guard signals, not syncs")
 def test_profile_counts_each_sync_once(llama_analysis: dict, llama_truth: dict) -> None:
     assert llama_analysis["summary"]["syncs"] == llama_truth["totals"]["cpu_path"]
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 24: no sync names the user's line that led into the library (via)")
 def test_profile_names_the_users_line_for_library_syncs(llama_analysis: dict, llama_truth: dict) -> None:
     from line_scores import score
 
