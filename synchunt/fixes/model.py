@@ -39,11 +39,14 @@ class CheckSpec:
     results when neither does). ``feeds`` generate the free names (a dotted path such as ``self.n`` builds
     the object); names without one are fed by how the code uses them. ``allowed_syncs`` is how many syncs the
     rewrite may make (one for a read batched after a loop); ``inputs`` describes the generated inputs in a few
-    words for the rewrite's ``check`` note.
+    words for the rewrite's ``check`` note. ``setup`` runs before either program, outside the guard (it builds
+    inputs the way the user's code does, such as ``counts = torch.bincount(ids)``; its own syncs are not the
+    rewrite's).
     """
 
     original: str
     rewritten: str
+    setup: str = ""
     feeds: tuple[tuple[str, Feed], ...] = ()
     results: tuple[str, ...] = ("result",)
     compare: Compare = "exact"

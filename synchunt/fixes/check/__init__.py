@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import types
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -59,8 +60,9 @@ def _cached(spec: CheckSpec, device: str) -> CheckResult:
     from synchunt.guard import watch
 
     try:
+        setup = lower(spec.setup, spec.torch_name)
         programs = [lower(spec.original, spec.torch_name), lower(spec.rewritten, spec.torch_name)]
-        uses = free_uses(programs, spec.torch_name, _tensor_attributes(torch))
+        uses = free_uses([setup, *programs], spec.torch_name, _tensor_attributes(torch), setup=setup)
     except Refused as reason:
         return CheckResult("unchecked", f"cannot check: the code {reason}")
     except SyntaxError:
@@ -72,7 +74,7 @@ def _cached(spec: CheckSpec, device: str) -> CheckResult:
             if feed is None:
                 return CheckResult("unchecked", f"cannot check: cannot feed `{path}` (a call the checker cannot make)")
             feeds[path] = feed
-    compiled = [compile(program, "<synchunt-fix-check>", "exec") for program in programs]
+    compiled = [compile(program, "<synchunt-fix-check>", "exec") for program in (setup, *programs)]
     applicable, original_syncs, rewrite_syncs, first_error = 0, 0, 0, ""
     for number in range(CASES):
         case = Case(number, device)
@@ -81,14 +83,15 @@ def _cached(spec: CheckSpec, device: str) -> CheckResult:
         except Exception as error:  # a feed that does not fit this case's sizes
             first_error = first_error or f"{type(error).__name__}: {error}"
             continue
-        original, original_error, synced = _run(compiled[0], values, spec, torch, watch, device)
+        original, original_error, synced = _run(compiled[:2], values, spec, torch, watch, device)
         if original_error is None and not representable(original):
             continue
         # A check's original fails only by its own AssertionError; any other error means the inputs do not fit.
         if original_error is not None and not (spec.compare == "raises" and original_error.startswith("Assertion")):
             first_error = first_error or original_error
             continue
-        rewritten, rewrite_error, rewrite_synced = _run(compiled[1], values, spec, torch, watch, device)
+        rewritten, rewrite_error, rewrite_synced = _run([compiled[0], compiled[2]], values, spec, torch, watch,
+                                                        device)
         original_syncs, rewrite_syncs = original_syncs + synced, max(rewrite_syncs, rewrite_synced)
         if spec.compare == "raises":
             if (original_error is None) != (rewrite_error is None):
@@ -154,9 +157,10 @@ def _place(scope: dict[str, Any], path: str, value: Any) -> None:
     setattr(holder, rest[-1], value)
 
 
-def _run(program: Any, values: dict[str, Any], spec: CheckSpec, torch: Any, watch: Any,
+def _run(programs: list[Any], values: dict[str, Any], spec: CheckSpec, torch: Any, watch: Any,
          device: str) -> tuple[Any, str | None, int]:
-    """Run on a fresh copy of the inputs: ``(results, error or None, syncs under the guard)``."""
+    """The setup, then the program under the guard, on a fresh copy of the inputs: ``(results, error or None,
+    syncs under the guard)``."""
     import builtins
 
     allowed = {name: getattr(builtins, name) for name in SAFE_BUILTINS if hasattr(builtins, name)}
@@ -165,14 +169,18 @@ def _run(program: Any, values: dict[str, Any], spec: CheckSpec, torch: Any, watc
                              spec.torch_name: torch, DEVICE: device}
     for path, value in values.items():
         _place(scope, path, _fresh(value, torch))
-    error = None
-    with watch() as guard:
+    setup, program = programs
+    error, guard = None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecations of the user's idiom are theirs to see, not the check's
         try:
-            exec(program, scope)
+            exec(setup, scope)  # builds inputs as the user's code does; not the rewrite's syncs
+            with watch() as guard:
+                exec(program, scope)  # the user's own expression, on generated inputs only
         except Exception as raised:
             error = f"{type(raised).__name__}: {str(raised).splitlines()[0] if str(raised) else ''}".rstrip(": ")
     results = tuple(scope.get(name) for name in spec.results)
-    return results, error, len(guard.syncs)
+    return results, error, len(guard.syncs) if guard is not None else 0
 
 
 def _fresh(value: Any, torch: Any) -> Any:

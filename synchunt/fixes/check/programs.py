@@ -80,15 +80,19 @@ def _device_argument(node: ast.AST) -> bool:
     return False
 
 
-def free_uses(trees: list[ast.Module], torch_name: str, tensor_attributes: frozenset[str]) -> dict[str, Use]:
-    """The free names (as attribute paths up to the first tensor attribute) of the programs and their uses.
-    Raises :class:`Refused` for a refused torch namespace or builtin."""
+def free_uses(trees: list[ast.Module], torch_name: str, tensor_attributes: frozenset[str], *,
+              setup: ast.Module | None = None) -> dict[str, Use]:
+    """The free names (as attribute paths up to the first tensor attribute) of the programs and their uses;
+    names the ``setup`` binds are not free in the others. Raises :class:`Refused` for a refused torch namespace
+    or builtin."""
     uses: dict[str, Use] = {}
+    made = {node.id for node in ast.walk(setup) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+            } if setup is not None else set()
     for tree in trees:
         if any(isinstance(node, ast.Import | ast.ImportFrom | ast.Global | ast.Nonlocal) for node in ast.walk(tree)):
             raise Refused("imports")
         parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-        for node in _free_loads(tree.body, set()):
+        for node in _free_loads(tree.body, set() if tree is setup else set(made)):
             if node.id == DEVICE:
                 continue
             if node.id == torch_name:

@@ -38,6 +38,23 @@ def path_feed(node: ast.AST, feed: Feed) -> list[tuple[str, Feed]]:
     return [(path, feed)] if path is not None else []
 
 
+def mask_feeds(mask: ast.AST, like: str) -> list[tuple[str, Feed]]:
+    """Boolean masks shaped like ``like`` for the names a mask combines (``m``, ``~m``, ``a & b``); none when
+    the mask is computed from other values (``x > 0``: those are fed by how they are used)."""
+    parts, leaves = [mask], []
+    while parts:
+        part = parts.pop()
+        if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert | ast.Not):
+            parts.append(part.operand)
+        elif isinstance(part, ast.BinOp) and isinstance(part.op, ast.BitAnd | ast.BitOr | ast.BitXor):
+            parts += [part.left, part.right]
+        elif dotted(part) is not None:
+            leaves.append(dotted(part))
+        else:
+            return []
+    return [(path, Feed("mask", like=like)) for path in dict.fromkeys(leaves) if path]
+
+
 def plain_value(node: ast.AST) -> bool:
     """A name, attribute chain or number constant: a value the checker can feed, or needs not."""
     return dotted(node) is not None or (isinstance(node, ast.Constant) and isinstance(node.value, int | float)

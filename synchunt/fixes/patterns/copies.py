@@ -20,8 +20,8 @@ def _device_like(node: ast.expr) -> bool:
     name that says so (`device`, `dev`)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return True
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "device":
-        return True
+    if isinstance(node, ast.Call) and "device" in ((dotted(node.func) or "").split(".")[-1]).lower():
+        return True  # `torch.device(...)`, `get_accelerator().current_device()`
     path = dotted(node) or ""
     return path.endswith(".device") or any(word in path.split(".")[-1].lower() for word in _DEVICE_WORDS)
 
@@ -207,7 +207,7 @@ def host_copy(site: Site) -> object:
         return None
     condition = (f"`{module.segment(data)}` holds numbers exact in `{name}`'s dtype (ints, or floats of that "
                  f"precision) and nothing changes it after `{name}` is built")
-    check = CheckSpec(original=f"{name} = {module.segment(value)}\nresult = {module.segment(node)}",
+    check = CheckSpec(setup=f"{name} = {module.segment(value)}", original=f"result = {module.segment(node)}",
                       rewritten=f"result = {replacement}", feeds=tuple(path_feed(data, Feed("count_list"))),
                       torch_name=torch, inputs="host lists of ints")
     return site.proposal("host-copy", node, replacement, condition=condition, check=check)
@@ -255,14 +255,12 @@ def non_blocking(site: Site) -> object:
         replacement = f"{body}{separator}non_blocking=True{head[len(body):]})"
     else:
         return None
-    parent = module.parent(node)
-    if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and node in parent.args
-                                              and isinstance(parent.func, ast.Name)):
-        return None  # read at once (`.numpy()`, `int(...)`): waiting here is the point
-    if name != "copy_" and not isinstance(parent, ast.Assign | ast.AnnAssign | ast.Return | ast.keyword | ast.Tuple):
-        return None
     d2h = name == "cpu" or (name == "to" and node.args and isinstance(node.args[0], ast.Constant | ast.Call)
                             and "cpu" in module.segment(node.args[0])) or name == "copy_"
+    parent = module.parent(node)
+    if d2h and name != "copy_" and not isinstance(parent, ast.Assign | ast.AnnAssign | ast.Return | ast.keyword
+                                                  | ast.Tuple):
+        return None  # a host copy read at once (`.numpy()`, `int(...)`) would be read before it has arrived
     if d2h:
         condition = ("the host reads the result only after an event or stream wait (the copy may still be running "
                      "when this returns)")

@@ -7,7 +7,7 @@ import ast
 
 from synchunt.fixes.model import CheckSpec, Feed
 from synchunt.fixes.patterns import Site, pattern
-from synchunt.fixes.patterns.common import expression_check, operand, path_feed
+from synchunt.fixes.patterns.common import expression_check, path_feed
 from synchunt.fixes.source import Module, dotted
 
 _CHAINED = ("to", "cuda", "long", "int", "contiguous")
@@ -118,9 +118,9 @@ def _output_size_check(module: Module, call: ast.Call, source: ast.expr, repeats
             made.args[0] if _callee(made, torch) == "bincount" else made.func.value)  # type: ignore[union-attr]
         feeds = path_feed(counted, Feed("count_list" if how == "list" else "small_ints")) if counted is not None else []
     values = f"{torch}.arange(len({name}) * 3).reshape(len({name}), 3)" if dims else f"{torch}.arange(len({name}))"
-    prelude = f"{setup}\n{module.segment(source)} = {values}\n"
-    return CheckSpec(original=f"{prelude}result = {module.segment(call)}", rewritten=f"{prelude}result = {replacement}",
-                     feeds=tuple(feeds), torch_name=torch, inputs="repeat counts of several lengths, zeros included")
+    return CheckSpec(setup=f"{setup}\n{module.segment(source)} = {values}", original=f"result = {module.segment(call)}",
+                     rewritten=f"result = {replacement}", feeds=tuple(feeds), torch_name=torch,
+                     inputs="repeat counts of several lengths, zeros included")
 
 
 @pattern("count-nonzero", "a device count `torch.count_nonzero(m)` instead of `nonzero(m).shape[0]`", ast.Call)
@@ -147,6 +147,20 @@ def count_nonzero(site: Site) -> object:
                          condition="whatever reads the count takes a 0-dim tensor (it stays on the device)")
 
 
+def _device_value(module: Module, node: ast.expr) -> tuple[ast.expr, str]:
+    """``(value, text)``: the tensor under a host read (``t`` of ``t.item()``) with its text, else the node."""
+    from synchunt.fixes.patterns.reads import read_of, receiver_text
+
+    found = read_of(node)
+    if found is not None and found[1] == "item":
+        return found[0], receiver_text(module, node, found[0])  # type: ignore[arg-type]
+    return node, module.segment(node)
+
+
+def _atomic(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript | ast.Constant)
+
+
 def _count_use(module: Module, node: ast.Call) -> ast.expr | None:
     parent = module.parent(node)
     if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len":
@@ -170,6 +184,9 @@ def device_min_max(site: Site) -> object:
     the values are tensors (0-dim for the generator form, at least one) and whatever reads the result takes a
     tensor."""
     node, module, torch = site.node, site.module, site.torch
+    parent = module.parent(node)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and node in parent.args:
+        node = parent  # a read `t.item()` among the builtin's arguments
     if torch is None or not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.keywords:
         return None
     name = node.func.id
@@ -178,16 +195,17 @@ def device_min_max(site: Site) -> object:
     numbers = [item for item in node.args if isinstance(item, ast.Constant) and isinstance(item.value, int | float)]
     feeds: list[tuple[str, Feed]] = []
     if len(node.args) == 2 and len(numbers) == 1:
-        tensor = next(item for item in node.args if item is not numbers[0])
+        tensor, text = _device_value(module, next(item for item in node.args if item is not numbers[0]))
         bound = "min" if name == "max" else "max"
-        replacement = f"{operand(module, tensor)}.clamp({bound}={module.segment(numbers[0])})"
+        base = text if text.startswith("(") or _atomic(tensor) else f"({text})"
+        replacement = f"{base}.clamp({bound}={module.segment(numbers[0])})"
         feeds = path_feed(tensor, Feed("scalar_tensor"))
         condition = f"`{module.segment(tensor)}` is a tensor and whatever reads the result takes one"
     elif len(node.args) == 2 and not numbers:
-        first, second = node.args
+        first, second = (_device_value(module, item) for item in node.args)
         function = "maximum" if name == "max" else "minimum"
-        replacement = f"{torch}.{function}({module.segment(first)}, {module.segment(second)})"
-        feeds = [*path_feed(first, Feed("scalar_tensor")), *path_feed(second, Feed("scalar_tensor"))]
+        replacement = f"{torch}.{function}({first[1]}, {second[1]})"
+        feeds = [*path_feed(first[0], Feed("scalar_tensor")), *path_feed(second[0], Feed("scalar_tensor"))]
         condition = "both are tensors that broadcast together, and whatever reads the result takes a tensor"
     elif len(node.args) == 1 and isinstance(node.args[0], ast.GeneratorExp | ast.ListComp):
         generator = node.args[0]

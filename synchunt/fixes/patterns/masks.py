@@ -7,7 +7,7 @@ import ast
 
 from synchunt.fixes.model import CheckSpec, Feed
 from synchunt.fixes.patterns import Site, pattern
-from synchunt.fixes.patterns.common import expression_check, follows, operand, path_feed, plain_value
+from synchunt.fixes.patterns.common import expression_check, follows, mask_feeds, operand, path_feed, plain_value
 from synchunt.fixes.source import dotted, is_pure, same
 
 _FLIP = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
@@ -154,7 +154,7 @@ def masked_reduction(site: Site) -> object:
     if name == "numel":
         conditions.append("the count stays a 0-dim device tensor")
     feeds = [*path_feed(node.value, Feed("tensor", dtype="float" if name == "mean" else None)),
-             *path_feed(node.slice, Feed("mask", like=module.segment(node.value)))]
+             *mask_feeds(node.slice, module.segment(node.value))]
     check = expression_check(module, module.segment(call), replacement, feeds, compare=compare,  # type: ignore[arg-type]
                              inputs="random tensors and masks of their shape, empty ones included")
     return site.proposal("masked-reduction", call, replacement,  # type: ignore[arg-type]
@@ -168,8 +168,13 @@ def mask_assign(site: Site) -> object:
     an elementwise function of selections `z[m]` by the same mask (`f(z[m])` becomes `f(z)`). A name `x` is
     rebound (`x = torch.where(m, v, x)`); an attribute or element is written in place (`.copy_`)."""
     node, module, torch = site.node, site.module, site.torch
-    if isinstance(node, ast.Subscript):
-        node = module.parent(node)  # type: ignore[assignment]
+    if isinstance(node, ast.Subscript):  # the write's target, or a selection `z[m]` in its value
+        statement = module.statement(node)
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Subscript)
+                and (statement.targets[0] is node or same(statement.targets[0].slice, node.slice))):
+            return None
+        node = statement  # type: ignore[assignment]
     if torch is None or not isinstance(node, ast.Assign) or len(node.targets) != 1:
         return None
     target = node.targets[0]
@@ -191,8 +196,7 @@ def mask_assign(site: Site) -> object:
         conditions.append(f"`{module.segment(value)}` is one value for every selected position (it broadcasts)")
     if isinstance(target.value, ast.Name):
         conditions.append(f"no other name holds `{x}` (it is rebound, not written in place)")
-    feeds = [(dotted(target.value) or x, Feed("tensor", dtype="float")),
-             *path_feed(target.slice, Feed("mask", like=x))]
+    feeds = [(dotted(target.value) or x, Feed("tensor", dtype="float")), *mask_feeds(target.slice, x)]
     for item in selections:
         feeds += path_feed(item.value, Feed("tensor", like=x, dtype="float"))
     for item in ast.walk(value):

@@ -29,18 +29,20 @@ def read_of(node: ast.AST) -> tuple[ast.expr, str] | None:
 
 def receiver_text(module: Module, call: ast.Call, receiver: ast.expr) -> str:
     """The receiver as written before ``.item()``, its parentheses kept: ``(a + b)`` of ``(a + b).item()``."""
-    if isinstance(call.func, ast.Attribute):
-        line, column, _, _ = module.span(call)
-        end_line, end_column = module.span(receiver)[2:]
-        text = module.segment(call)
+    if not isinstance(call.func, ast.Attribute):
+        return operand(module, receiver)
+    text = module.segment(call)
+    line, column = module.span(call)[:2]
+
+    def offset(end_line: int, end_column: int) -> int:
         lines = text.split("\n")
-        cut = end_line - line
-        offset = end_column - (column if cut == 0 else 1)
-        head = [*lines[:cut], lines[cut][:offset]]
-        rest = lines[cut][offset:]
-        closing = len(rest) - len(rest.lstrip(") \t"))
-        return "\n".join(head) + rest[:closing].rstrip()
-    return operand(module, receiver)
+        return sum(len(item) + 1 for item in lines[:end_line - line]) + end_column - (
+            column if end_line == line else 1)
+
+    receiver_end = offset(*module.span(receiver)[2:])
+    attribute_end = offset(*module.span(call.func)[2:])
+    between = text[receiver_end:attribute_end]
+    return text[:receiver_end] + between[:between.rindex(".")].rstrip(" \t")
 
 
 @pattern("read-once-before-loop", "one `t.tolist()` before the loop instead of `t[i].item()` in every iteration",
@@ -223,16 +225,24 @@ def keep_on_device(site: Site) -> object:
     top_text = module.segment(top)
     start = _offset(top_text, line - top_line, column - (top_column if line == top_line else 1))
     rewritten = top_text[:start] + replacement + top_text[start + len(module.segment(node)):]
-    feeds = []
-    if dotted(receiver) is not None:
-        feeds.append((dotted(receiver), Feed("scalar_tensor", dtype={"int": "int", "bool": "bool"}.get(how))))
-    elif isinstance(receiver, ast.Subscript) and dotted(receiver.value) is not None and isinstance(
-            receiver.slice, ast.Constant):  # `norms[0].item()`: a 1-D tensor long enough for the index
-        feeds.append((dotted(receiver.value), Feed("tensor", dtype="int" if how == "int" else "float", ndim=1,
-                                                   min_size=abs(int(receiver.slice.value)) + 1)))
+    feeds = _receiver_feeds(receiver, {"int": "int", "bool": "bool"}.get(how, "float"))
     check = expression_check(module, top_text, rewritten, feeds, compare="number",
                              inputs="0-dim tensors and numbers")
     return site.proposal("keep-on-device", node, replacement, condition=condition, check=check)
+
+
+def _receiver_feeds(receiver: ast.expr, dtype: str) -> list[tuple[str, Feed]]:
+    """The receiver's tensors, of the dtype its conversion implies: itself 0-dim when it is a name or
+    attribute; a 1-D tensor long enough for a constant index (`norms[0]`, `offsets[-1]`)."""
+    if dotted(receiver) is not None:
+        return [(dotted(receiver) or "", Feed("scalar_tensor", dtype=dtype))]
+    if isinstance(receiver, ast.Subscript) and dotted(receiver.value) is not None:
+        index = receiver.slice
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+            index = index.operand
+        if isinstance(index, ast.Constant) and type(index.value) is int:
+            return [(dotted(receiver.value) or "", Feed("tensor", dtype=dtype, ndim=1, min_size=index.value + 1))]
+    return []
 
 
 def _offset(text: str, line: int, column: int) -> int:

@@ -22,7 +22,7 @@ READ_RULES: tuple[Rule, ...] = (
         fingerprint="`aten::index` › `aten::nonzero` › `cudaMemcpyAsync` (DtoH) + `cudaStreamSynchronize`",
         fix="a strided slice when the selected positions are regular (`x[r::n]`), "
         "`torch.where(mask, x, fill)` to stay dense, or a CPU-side mask",
-        fix_patterns=("modulo-mask-slice", "range-mask-slice", "masked-reduction"),
+        fix_patterns=("modulo-mask-slice", "range-mask-slice", "masked-reduction", "mask-assign-where"),
         references=(NONZERO_DOC, "sglang PR #34889"),
         trace_ops=(TraceOp("aten::nonzero", under="aten::index"),),
         guard_ops=(GuardOp("index", when="bool-index"),),
