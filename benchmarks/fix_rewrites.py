@@ -9,13 +9,18 @@ no finding there, for the line alone, as `synchunt analyze` does with a runtime 
 - equivalent: the rewrite was checked — the original and the rewrite gave equal results on generated inputs that
   satisfy its stated condition, and the rewrite made no sync under the runtime guard (needs torch);
 - matches upstream: the user's statement with the rewrite applied is, up to names, a statement the upstream
-  commit wrote at the fixed lines, or the replacement (when it calls or indexes something) is an expression
-  there. "Up to names": variables are renamed in order of appearance on both sides, attributes, keywords and
-  constants are kept, keyword order and list-or-tuple literals do not matter.
+  commit wrote at the fixed lines, or the replacement or the rewritten statement's value (when it calls or
+  computes something: a bare name or `x[0]` matches too much) is an expression there. "Up to names": variables
+  are renamed in order of appearance on both sides; attributes, keywords and constants are kept; keyword order
+  and list-or-tuple literals do not matter.
 
-Counts, not timings: the machine's load cannot change them, so the quiet-machine check does not apply.
+Counts, not timings: the machine's load cannot change them, so the quiet-machine check does not apply to them.
+``--lint-cost TREE`` instead times what tailoring adds to a plain `synchunt lint` of a source tree (the lint,
+then the tailoring of its findings, interleaved over repeats; medians of thread time), and that timing asks the
+quiet-machine check before it reports.
 
     python benchmarks/fix_rewrites.py [--mirrors DIR] [--no-check] [--verbose]
+    python benchmarks/fix_rewrites.py --lint-cost TREE [--repeats 7]
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ sys.path.insert(0, str(BENCHMARKS))
 sys.path.insert(0, str(BENCHMARKS.parent))
 
 from lint_real_fixes import default_mirrors, git_dir, load_manifest, show  # noqa: E402
+from machine import Quietness, add_quiet_options  # noqa: E402
 
 
 def normalized(node: ast.AST) -> str:
@@ -91,11 +97,18 @@ def matches_upstream(before: str, rewrite, after_upstream: str, fixed_lines: lis
     if {normalized(node) for node in ours} & {normalized(node) for node in upstream}:
         return True
     try:
-        replacement = ast.parse(rewrite.replacement.strip(), mode="eval").body
+        replacement = ast.parse(" ".join(rewrite.replacement.split()), mode="eval").body
     except SyntaxError:
-        return False
-    nontrivial = any(isinstance(item, ast.Call | ast.Subscript) for item in ast.walk(replacement))
-    return nontrivial and normalized(replacement) in expressions(upstream)
+        replacement = None
+    values = [node.value for node in ours if isinstance(getattr(node, "value", None), ast.expr)]
+    candidates = [item for item in (replacement, *values) if item is not None and _computes(item)]
+    return bool({normalized(item) for item in candidates} & expressions(upstream))
+
+
+def _computes(node: ast.AST) -> bool:
+    """A call or an operation: an expression specific enough that equal up to names means the same code
+    (a bare name, attribute or `x[0]` matches too much once names are free)."""
+    return any(isinstance(item, ast.Call | ast.BinOp | ast.UnaryOp | ast.Compare) for item in ast.walk(node))
 
 
 def _lines_inserted_before(rewrite) -> int:  # type: ignore[no-untyped-def]
@@ -114,7 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirrors", type=Path, default=default_mirrors())
     parser.add_argument("--no-check", action="store_true", help="tailor only: do not import torch to check")
     parser.add_argument("--verbose", action="store_true", help="print every entry's rewrite and verdicts")
+    parser.add_argument("--lint-cost", type=Path, metavar="TREE", help="time tailoring against the lint of TREE")
+    parser.add_argument("--repeats", type=int, default=7)
+    add_quiet_options(parser)
     args = parser.parse_args(argv)
+    if args.lint_cost is not None:
+        return lint_cost(args)
     fixes = load_manifest()
     repos = sorted({fix.repo for fix in fixes})
     missing = [repo for repo in repos if args.mirrors is None or not git_dir(args.mirrors, repo).is_dir()]
@@ -165,6 +183,39 @@ def main(argv: list[str] | None = None) -> int:
         entries, tailored, equivalent, matched, failed = rows[key]
         print(f"{key:12} {entries:>8} {tailored:>9} {equivalent:>11} {matched:>17} {failed:>13}")
     return 0
+
+
+def lint_cost(args: argparse.Namespace) -> int:
+    """Median thread time of the lint of a tree and of tailoring its findings, and their ratio."""
+    import statistics
+    import time
+
+    from synchunt.findings import Confidence
+    from synchunt.fixes import tailor_findings
+    from synchunt.lint import FileFilter, iter_python_files, lint_paths
+    from synchunt.lint.files import read_source
+
+    quiet = Quietness.before(args)
+    files = list(iter_python_files([args.lint_cost], FileFilter((), (), args.lint_cost)))
+    lint_s, tailor_s, ratios = [], [], []
+    for _ in range(args.repeats):
+        start = time.thread_time()
+        findings = lint_paths(files, min_confidence=Confidence.MEDIUM)
+        middle = time.thread_time()
+        tailored = tailor_findings(findings, lambda path: read_source(Path(path)))
+        end = time.thread_time()
+        lint_s.append(middle - start)
+        tailor_s.append(end - middle)
+        ratios.append((end - middle) / (middle - start))
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    with_fix = sum(finding.fix is not None for finding in tailored)
+    print(f"{len(files)} files, {len(findings)} findings in {len({f.path for f in findings})} files, "
+          f"{with_fix} with a tailored rewrite")
+    print(f"lint {statistics.median(lint_s):.2f} s, tailoring {statistics.median(tailor_s):.3f} s: "
+          f"+{100 * statistics.median(ratios):.0f} % (IQR {100 * quartiles[0]:.0f}–{100 * quartiles[2]:.0f} %)")
+    verdict = quiet.after()
+    print(verdict.line)
+    return verdict.exit_code
 
 
 if __name__ == "__main__":

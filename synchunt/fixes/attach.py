@@ -11,10 +11,12 @@ from synchunt.fixes.tailor import finish, propose
 
 
 def tailor_findings(findings: Iterable[Finding], read: Callable[[str], str | None], *,
-                    check: bool = False) -> list[Finding]:
+                    check: bool = False, parsed: dict[str, Module] | None = None) -> list[Finding]:
     """``findings`` with ``fix`` set where a pattern fits. ``read(path)`` returns a file's text (``None``:
-    unreadable, its findings stay as they are). A rewrite whose check fails is not attached."""
-    modules: dict[str, Module | None] = {}
+    unreadable, its findings stay as they are); ``parsed`` holds modules already parsed, by path
+    (``Module.of(text, tree)`` with the lint's own tree saves the second parse). A rewrite whose check fails is
+    not attached."""
+    modules: dict[str, Module | None] = dict(parsed or {})
     result = []
     for finding in findings:
         if finding.is_problem or finding.fix is not None:

@@ -35,43 +35,74 @@ class Module:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+        return cls.of(text, tree)
+
+    @classmethod
+    def of(cls, text: str, tree: ast.Module) -> Module:
+        """A module from a tree already parsed from ``text`` (the lint's, say: no second parse)."""
         return cls(text, tree, split_lines(text))
 
     @cached_property
-    def _index(self) -> tuple[dict[int, ast.AST], dict[int, list[ast.AST]]]:
-        """Each node's parent, and the nodes that start on each line: one walk of the tree."""
-        parents: dict[int, ast.AST] = {}
-        by_line: dict[int, list[ast.AST]] = {}
-        stack: list[ast.AST] = [self.tree]
-        while stack:
-            node = stack.pop()
-            line = getattr(node, "lineno", None)
-            if line is not None:
-                by_line.setdefault(line, []).append(node)
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-                stack.append(child)
-        return parents, by_line
+    def _parents(self) -> dict[int, ast.AST]:
+        return {}
+
+    @cached_property
+    def _starts(self) -> dict[int, list[ast.AST]]:
+        return {}
+
+    @cached_property
+    def _indexed(self) -> set[int]:
+        return set()
+
+    def nodes_on(self, line: int) -> list[ast.AST]:
+        """The nodes that start on ``line``. Only the region around the line is indexed (its innermost function,
+        else its top-level statement, and the statements leading down to it): a finding never needs the rest
+        of a large module."""
+        region = self._region(line)
+        if id(region) not in self._indexed:
+            self._indexed.add(id(region))
+            stack = [region]
+            while stack:
+                node = stack.pop()
+                start = getattr(node, "lineno", None)
+                if start is not None:
+                    self._starts.setdefault(start, []).append(node)
+                for child in ast.iter_child_nodes(node):
+                    self._parents[id(child)] = node
+                    stack.append(child)
+        return self._starts.get(line, [])
+
+    def _region(self, line: int) -> ast.AST:
+        """The innermost function holding ``line`` (else the top-level statement holding it), linking each
+        statement on the way down to its parent."""
+        node: ast.AST = self.tree
+        region: ast.AST = self.tree
+        while True:
+            inner = next((child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)
+                          and child.lineno <= line <= (child.end_lineno or child.lineno)), None)
+            if inner is None:
+                return region
+            self._parents[id(inner)] = node
+            if node is self.tree or isinstance(inner, _FUNCTIONS):
+                region = inner
+            node = inner
 
     @property
     def parents(self) -> dict[int, ast.AST]:
-        return self._index[0]
-
-    @property
-    def by_line(self) -> dict[int, list[ast.AST]]:
-        """The nodes that start on each line."""
-        return self._index[1]
+        return self._parents
 
     @cached_property
     def torch(self) -> str | None:
-        """The name the module binds ``torch`` to (``import torch``, ``import torch as th``), if any."""
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name == "torch":
-                        return alias.asname or "torch"
-                    if alias.name.startswith("torch.") and alias.asname is None:
-                        return "torch"
+        """The name the module binds ``torch`` to (``import torch``, ``import torch as th``), if any: at the top
+        level first, else anywhere (an import inside a function)."""
+        for nodes in (self.tree.body, ast.walk(self.tree)):
+            for node in nodes:
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.name == "torch":
+                            return alias.asname or "torch"
+                        if alias.name.startswith("torch.") and alias.asname is None:
+                            return "torch"
         return None
 
     @cached_property

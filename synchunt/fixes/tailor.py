@@ -70,7 +70,7 @@ def finish(proposal: Proposal, *, check: bool) -> Rewrite | None:
 def _nodes_at(module: Module, line: int, column: int | None) -> list[ast.AST]:
     """The nodes that start at ``column`` of ``line`` when some do, else every node starting on the line,
     outermost first."""
-    on_line = sorted(module.by_line.get(line, ()), key=lambda node: (node.col_offset, -_size(node)))  # type: ignore[attr-defined]
+    on_line = sorted(module.nodes_on(line), key=lambda node: (node.col_offset, -_size(node)))  # type: ignore[attr-defined]
     if column is not None:
         exact = [node for node in on_line if module.column(line, node.col_offset) == column]  # type: ignore[attr-defined]
         if exact:
