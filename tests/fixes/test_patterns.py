@@ -175,6 +175,13 @@ def test_raise_on_a_device_test_becomes_assert_async() -> None:
     assert tailor("SH110", with_else, _line(with_else, "if (seq_lens")) is None
 
 
+def test_an_explicit_bool_is_dropped_from_the_check() -> None:
+    source = HEADER + "def check(t):\n    if not bool((t > 0).all()):\n        raise RuntimeError('negative')\n"
+    rewrite = tailored("SH110", source, "if not bool")
+    assert rewrite.replacement == "torch._assert_async((t > 0).all(), 'negative')"
+    assert_checked(rewrite)
+
+
 def test_assert_on_a_tensor_becomes_assert_async() -> None:
     source = HEADER + "def check(x):\n    assert (x >= 0).all(), 'negative'\n"
     rewrite = tailored("SH110", source, "assert")

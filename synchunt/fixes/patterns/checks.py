@@ -13,10 +13,11 @@ def _test_feeds(test: ast.expr) -> tuple[tuple[str, Feed], ...]:
     """The test's names and attributes as 0-dim integer tensors: a Python branch needs a one-element value, and
     small integers make it go both ways across cases."""
     paths = []
+    callees = {id(node.func) for node in ast.walk(test) if isinstance(node, ast.Call)}
     for node in ast.walk(test):
         path = dotted(node)
-        if path is not None and isinstance(node, ast.Name | ast.Attribute) and path not in paths and not any(
-                path.startswith(other + ".") for other in paths):
+        if path is not None and isinstance(node, ast.Name | ast.Attribute) and id(node) not in callees \
+                and path not in paths and not any(path.startswith(other + ".") for other in paths):
             paths.append(path)
     roots = [path for path in paths if not any(path != other and path.startswith(other + ".") for other in paths)]
     return tuple((path, Feed("scalar_tensor", dtype="int")) for path in roots)
@@ -41,6 +42,17 @@ def _device_condition(test: ast.expr) -> bool:
         and not (isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not))
 
 
+def _unwrapped(test: ast.expr) -> ast.expr:
+    """The tensor under an explicit ``bool(...)``: the device can test ``t.any()`` itself."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _unwrapped(test.operand)
+        return test if inner is test.operand else ast.copy_location(ast.UnaryOp(ast.Not(), inner), test)
+    if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "bool"
+            and len(test.args) == 1 and not test.keywords):
+        return test.args[0]
+    return test
+
+
 def _message(module: Module, node: ast.AST | None) -> str:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return ", " + module.segment(node)
@@ -60,7 +72,7 @@ def assert_async(site: Site) -> object:
         if statement.orelse or len(statement.body) != 1 or not isinstance(statement.body[0], ast.Raise):
             return None
         raised = statement.body[0].exc
-        test = statement.test
+        test = _unwrapped(statement.test)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             ok = module.segment(test.operand)
         else:
@@ -70,7 +82,7 @@ def assert_async(site: Site) -> object:
         original_check = f"if {module.segment(test)}:\n    raise AssertionError"
     else:
         assert isinstance(statement, ast.Assert)
-        ok, message, error = module.segment(statement.test), _message(module, statement.msg), "AssertionError"
+        ok, message, error = module.segment(_unwrapped(statement.test)), _message(module, statement.msg), "AssertionError"
         original_check = f"assert {ok}"
     replacement = f"{torch}._assert_async({ok}{message})"
     check = CheckSpec(original=original_check, rewritten=replacement, results=(), compare="raises",
@@ -97,7 +109,7 @@ def branch_to_where(site: Site) -> object:
     choice = _enclosing_test(module, node, (ast.If, ast.IfExp))
     if torch is None or choice is None or not _device_condition(choice.test):  # type: ignore[attr-defined]
         return None
-    test = choice.test  # type: ignore[attr-defined]
+    test = _unwrapped(choice.test)  # type: ignore[attr-defined]
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     condition_text = module.segment(test.operand if negated else test)
     if isinstance(choice, ast.IfExp):
