@@ -82,7 +82,8 @@ def assert_async(site: Site) -> object:
         original_check = f"if {module.segment(test)}:\n    raise AssertionError"
     else:
         assert isinstance(statement, ast.Assert)
-        ok, message, error = module.segment(_unwrapped(statement.test)), _message(module, statement.msg), "AssertionError"
+        ok, error = module.segment(_unwrapped(statement.test)), "AssertionError"
+        message = _message(module, statement.msg)
         original_check = f"assert {ok}"
     replacement = f"{torch}._assert_async({ok}{message})"
     check = CheckSpec(original=original_check, rewritten=replacement, results=(), compare="raises",
