@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             status = run_check(proposal.check).status if check and proposal.check is not None else "unchecked"
         rewrite = proposal.rewrite() if proposal is not None else None
         matched = rewrite is not None and matches_upstream(before, rewrite, after, list(fix.fixed_lines))
-        for key in (fix.rule, f"[{fix.split}]", "overall"):
+        for key in (fix.rule, f"[{fix.split}]", "overall", *([f"<{proposal.pattern}>"] if proposal else [])):
             row = rows[key]
             row[0] += 1
             row[1] += proposal is not None
@@ -178,10 +178,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{fix.file.split('/')[-1][:24]:24}:{fix.sync_line:<5} {what}")
     print(f"tailored fixes on {len(fixes)} real sync fixes from {len(repos)} repositories"
           + ("" if check else " (not checked: torch absent or --no-check)"))
-    print(f"{'':12} {'entries':>8} {'tailored':>9} {'equivalent':>11} {'matches upstream':>17} {'check failed':>13}")
-    for key in sorted(rows, key=lambda name: (name == "overall", name.startswith("["), name)):
+    print(f"{'':32} {'entries':>8} {'tailored':>9} {'equivalent':>11} {'matches upstream':>17} {'check failed':>13}")
+    order = {"<": 1, "[": 2}  # rules, then patterns (<name>), then splits ([name]), then all
+    for key in sorted(rows, key=lambda name: (name == "overall", order.get(name[0], 0), name)):
         entries, tailored, equivalent, matched, failed = rows[key]
-        print(f"{key:12} {entries:>8} {tailored:>9} {equivalent:>11} {matched:>17} {failed:>13}")
+        print(f"{key:32} {entries:>8} {tailored:>9} {equivalent:>11} {matched:>17} {failed:>13}")
     return 0
 
 
