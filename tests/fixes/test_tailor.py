@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -24,6 +25,13 @@ def test_every_pattern_a_rule_names_exists_and_every_pattern_is_named() -> None:
     assert set(PATTERNS) <= named, sorted(set(PATTERNS) - named)
     for pattern in PATTERNS.values():
         assert pattern.title and pattern.doc and pattern.triggers, pattern.name
+
+
+def test_the_lint_docs_describe_every_pattern() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text(encoding="utf-8")
+    fixes = docs[docs.index("## Fixes"):docs.index("## The real-fix benchmark")]
+    for name in PATTERNS:
+        assert f"| `{name}` |" in fixes, f"docs/lint.md's Fixes table lacks {name}"
 
 
 def test_line_alone_finds_the_syncing_expression() -> None:
