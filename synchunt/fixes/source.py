@@ -144,7 +144,8 @@ class Module:
                 end_line, self.column(end_line, node.end_col_offset or 0))  # type: ignore[attr-defined]
 
     def replace(self, node: ast.AST, text: str) -> Edit:
-        return Edit(*self.span(node), text)
+        """An edit writing ``text`` over the node, its line breaks in the file's own style."""
+        return Edit(*self.span(node), text.replace("\n", self.newline) if self.newline != "\n" else text)
 
     def indent(self, statement: ast.stmt) -> str:
         line = self.lines[statement.lineno - 1]

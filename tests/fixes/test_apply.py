@@ -28,6 +28,18 @@ def test_edits_replace_spans_insert_lines_and_keep_line_endings() -> None:
     assert apply_edits(text, edits) == "a = 1\r\nt_list = t.tolist()\r\nfor i in x:\r\n    y = t_list[i]\r\n"
 
 
+def test_a_multi_line_rewrite_keeps_the_file_line_endings() -> None:
+    from synchunt.fixes import tailor
+
+    source = ("import torch\r\n\r\ndef loss(out, mask, coef, fn, t):\r\n    out[mask] = fn(\r\n"
+              "        coef[mask], t\r\n    )\r\n    return out\r\n")
+    found = tailor("SH102", source, 4)
+    assert found is not None
+    fixed = apply_edits(source, list(found.edits))
+    assert fixed.count("\r\n") == source.count("\r\n") and "\n" not in fixed.replace("\r\n", "")
+    assert "out = torch.where(mask, fn(\r\n        coef, t\r\n    ), out)" in fixed
+
+
 def test_characters_not_bytes_set_the_columns() -> None:
     text = "s = 'é'; y = x.cpu()\n"
     assert apply_edits(text, [Edit(1, 14, 1, 21, "x")]) == "s = 'é'; y = x\n"
