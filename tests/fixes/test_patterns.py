@@ -155,6 +155,14 @@ def test_item_kept_on_the_device() -> None:
     assert_checked(rewrite)
 
 
+def test_a_returned_bool_stays_a_device_tensor() -> None:
+    source = HEADER + "def finished(unfinished_sequences):\n    return bool(unfinished_sequences.max() == 0)\n"
+    rewrite = tailored("SH110", source, "return bool")
+    assert rewrite.replacement == "unfinished_sequences.max() == 0"
+    assert "the caller takes a 0-dim tensor (a bool tensor)" in rewrite.condition
+    assert_checked(rewrite)
+
+
 def test_int_kept_on_the_device_needs_an_integer_tensor() -> None:
     source = HEADER + "def slack(x, offsets):\n    tail = x.shape[0] - int(offsets[-1])\n    return tail\n"
     rewrite = tailored("SH109", source, "int(offsets")

@@ -209,17 +209,19 @@ def keep_on_device(site: Site) -> object:
         top, parent = parent, module.parent(parent)
     if isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign) and parent.value is top:
         target = parent.targets[0] if isinstance(parent, ast.Assign) else parent.target
-        reader = f"`{module.segment(target)}`"
+        reader = f"whatever reads `{module.segment(target)}`"
     elif isinstance(parent, ast.Return) and parent.value is top:
         reader = "the caller"
     else:
         return None
-    replacement = receiver_text(module, node, receiver)
-    if top is not node and how != "item" and not replacement.startswith("("):
-        replacement = operand(module, receiver)
+    if how == "item":
+        replacement = receiver_text(module, node, receiver)
+    else:  # `int(t)`: the bare operand where it stands alone, in parentheses inside an operation
+        replacement = module.segment(receiver) if top is node else operand(module, receiver)
     kind = {"int": " (an integer tensor)", "float": " (a floating-point tensor)", "bool": " (a bool tensor)"}
-    condition = (f"whatever reads {reader} takes a 0-dim tensor{kind.get(how, '')}: the value stays on the device "
-                 "and is computed in its dtype rather than in double")
+    condition = f"{reader} takes a 0-dim tensor{kind.get(how, '')}: the value stays on the device"
+    if how != "bool":
+        condition += " and is computed in its dtype rather than in double"
     line, column = module.span(node)[:2]
     top_line, top_column = module.span(top)[:2]
     top_text = module.segment(top)
