@@ -45,9 +45,11 @@ def check_output(path: Path, *, inputs: Iterable[Path] = (), force: bool = False
 
 
 def write_output(path: Path, content: str | bytes, *, inputs: Iterable[Path] = (), force: bool = False,
-                 what: str = "") -> Path:
+                 what: str = "", expected: bytes | None = None) -> Path:
     """Write ``content`` to ``path`` atomically (creating folders), after :func:`check_output`'s checks.
 
+    ``expected`` (for rewriting a file in place, such as a source file ``--fix`` edits) is what the file held when
+    it was read: the write is refused if the file holds anything else just before it is replaced.
     Raises :class:`UsageError` (one line, exit 2) for every refusal and OS error.
     """
     path = Path(path)
@@ -62,6 +64,8 @@ def write_output(path: Path, content: str | bytes, *, inputs: Iterable[Path] = (
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
+        if expected is not None and _current(path) != expected:
+            raise UsageError(f"refusing to replace {label}: it changed since it was read")
         if path.exists():  # keep the replaced file's permissions
             with contextlib.suppress(OSError):
                 os.chmod(temporary, path.stat().st_mode & 0o7777)
@@ -76,6 +80,13 @@ def write_output(path: Path, content: str | bytes, *, inputs: Iterable[Path] = (
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
     return path
+
+
+def _current(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _umask() -> int:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 
 class Severity(str, Enum):
@@ -42,6 +44,54 @@ _SEVERITY_RANK = {Severity.NOTE: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 _CONFIDENCE_RANK = {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}
 
 
+class Edit(msgspec.Struct, frozen=True):
+    """One change to a file: the text from (``line``, ``column``) up to (``end_line``, ``end_column``) becomes
+    ``text``. Lines and columns are 1-based characters, the end exclusive; an empty span inserts."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+Safety = Literal["safe", "conditional"]
+
+
+class Rewrite(msgspec.Struct, frozen=True, kw_only=True):
+    """A fix tailored to one line: the user's own expression rewritten with the user's own names.
+
+    ``original`` is the text of the span (``line``…``end_column``) that syncs and ``replacement`` what takes its
+    place; ``edits`` are what ``synchunt lint --fix`` writes (the replacement, plus a line it adds, such as a read
+    hoisted above a loop). ``condition`` is the one line under which the rewrite is equivalent (``None``: it always
+    is; ``safety`` is then ``"safe"``, else ``"conditional"``). ``checked`` says whether the original and the
+    rewrite gave equal results on generated inputs that satisfy the condition, with no sync in the rewrite;
+    ``check`` says how, or why it was not checked. ``pattern`` names the rewrite (``synchunt.fixes.PATTERNS``).
+    """
+
+    rule: str
+    pattern: str
+    title: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    original: str
+    replacement: str
+    edits: tuple[Edit, ...]
+    condition: str | None = None
+    safety: Safety = "safe"
+    checked: bool = False
+    check: str = "not checked"
+
+    def to_dict(self) -> dict[str, Any]:
+        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rewrite:
+        return msgspec.convert(data, cls)
+
+
 @dataclass(frozen=True)
 class Finding:
     """One finding. Lines and columns are 1-based; ``end_column`` is exclusive (the column after the last
@@ -49,6 +99,7 @@ class Finding:
     rule code, except for problems that kept the producer from analysing a file (``is_problem``), whose
     code is outside the catalogue.
     ``scope`` is the enclosing function's qualified name; ``snippet`` the first source line, stripped.
+    ``fix`` is the rewrite tailored to this finding's own line (``synchunt.fixes``), when one exists.
     """
 
     code: str
@@ -63,6 +114,7 @@ class Finding:
     scope: str | None = None
     snippet: str | None = None
     is_problem: bool = False
+    fix: Rewrite | None = None
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
@@ -72,6 +124,7 @@ class Finding:
         data = asdict(self)
         data["severity"] = self.severity.value
         data["confidence"] = self.confidence.value
+        data["fix"] = self.fix.to_dict() if self.fix is not None else None
         return data
 
     @classmethod
@@ -79,6 +132,8 @@ class Finding:
         fields = dict(data)
         fields["severity"] = Severity(fields["severity"])
         fields["confidence"] = Confidence(fields["confidence"])
+        if fields.get("fix") is not None:
+            fields["fix"] = Rewrite.from_dict(fields["fix"])
         return cls(**fields)
 
 

@@ -45,6 +45,18 @@ FailOnOpt = Annotated[FailOn, typer.Option(
 MinConfidenceOpt = Annotated[MinConfidence | None, typer.Option(
     "--min-confidence", help="Report only findings this sure or surer (low-confidence findings are notes); "
     "default: the configuration's `min-confidence`, else medium.", show_default=False)]
+# Tailored fixes (synchunt.fixes): checked, previewed or applied.
+FixOpt = Annotated[bool, typer.Option(
+    "--fix", help="Rewrite the syncing lines in place with their tailored fixes: only rewrites that were checked "
+    "(equal results on generated inputs, no sync under the guard; needs torch) and hold without a condition.")]
+UnsafeFixesOpt = Annotated[bool, typer.Option(
+    "--unsafe-fixes", help="With --fix or --fix-diff, also apply checked rewrites that hold under a stated "
+    "condition (sorted indices, a 0-dim result, ...).")]
+FixDiffOpt = Annotated[bool, typer.Option(
+    "--fix-diff", help="Print the unified diff --fix would write, and change nothing (exit 1 when there is one).")]
+CheckFixesOpt = Annotated[bool, typer.Option(
+    "--check-fixes", help="Check every tailored rewrite (imports torch) and report it as checked or as a "
+    "suggestion, without changing any file.")]
 
 
 def _codes(values: list[str] | None, upper: bool = True) -> list[str]:
@@ -74,6 +86,10 @@ def lint_command(
     min_confidence: MinConfidenceOpt = None,
     output: OutputOpt = None,
     force: ForceOpt = False,
+    fix: FixOpt = False,
+    unsafe_fixes: UnsafeFixesOpt = False,
+    fix_diff: FixDiffOpt = False,
+    check_fixes: CheckFixesOpt = False,
 ) -> None:
     """Scan Python source for code that makes the host wait for the device (no torch import, no GPU).
 
@@ -83,12 +99,19 @@ def lint_command(
     min-confidence, exclude, per-file-ignores) come from `[tool.synchunt]` in the nearest pyproject.toml;
     --select replaces the configured selection and its ignores, --ignore and --exclude add to them.
 
-    Exit status: 0 clean; 1 findings at or above --fail-on; 2 a missing path, a bad configuration or a file
-    that does not parse.
+    Each finding carries a rewrite tailored to its own line where a pattern fits; --fix applies the checked
+    ones that hold without a condition (--unsafe-fixes: also those that hold under one), --fix-diff previews.
+
+    Exit status: 0 clean; 1 findings at or above --fail-on (with --fix-diff: a diff to apply); 2 a missing
+    path, a bad configuration or a file that does not parse.
     """
+    from synchunt.cli.lint_fixes import FixRequest, fix_findings
     from synchunt.config import load_config
     from synchunt.lint import FileFilter, iter_python_files, lint_paths
     from synchunt.rules import RULES
+
+    fixes = FixRequest(fix, fix_diff, unsafe_fixes, check_fixes)
+    fixes.validate()
 
     config = load_config(_common_folder(paths))
     config.check_codes(tuple(rule.code for rule in RULES))
@@ -103,6 +126,10 @@ def lint_command(
         check_output(output, inputs=files, force=force)
     findings = lint_paths(files, select=selected or config.select, ignore=ignored, min_confidence=confidence,
                           config=config)
+    # Tailored fixes: attached to every finding; checked, previewed (--fix-diff) or written (--fix) when asked.
+    findings = fix_findings(findings, fixes, config=config,
+                            select=selected or config.select, ignore=ignored, min_confidence=confidence,
+                            inputs=files, output=output, force=force)
     report = FindingSet(tuple(findings), tool="synchunt lint", files_checked=len(files),
                         rule_codes=tuple(rule.code for rule in RULES if rule.has_static_form))
     emit(FINDING_FORMATS, output_format.value, report, output, inputs=files, force=force)

@@ -30,6 +30,11 @@ def render_github_line(finding: Finding, rules: Mapping[str, Rule] = RULES_BY_CO
         properties.append(f"endColumn={finding.end_column}")
     properties.append(f"title={_escape_property(title)}")
     message = finding.message if finding.is_problem else f"{finding.message} (confidence: {finding.confidence.value})"
+    if finding.fix is not None:
+        rewrite = finding.fix
+        message += (f"\nRewrite of this line ({'checked' if rewrite.checked else 'not checked'}): "
+                    f"{' '.join(rewrite.replacement.split())}"
+                    + (f"\nEquivalent if {rewrite.condition}" if rewrite.condition else ""))
     return f"::{_COMMAND[finding.severity]} {','.join(properties)}::{_escape_data(message)}"
 
 

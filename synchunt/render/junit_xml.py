@@ -89,10 +89,17 @@ def suite_from_findings(findings: Iterable[Finding], *, name: str, paths: Iterab
         failure = None
         if found:
             noun = "finding" if len(found) == 1 else "findings"
-            text = "\n".join(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}" for f in found)
+            text = "\n".join(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}" + _fix_text(f) for f in found)
             failure = JUnitFailure(f"{len(found)} {noun}", text)
         cases.append(JUnitCase(name=path, classname=name, failure=failure))
     return JUnitSuite(name, tuple(cases))
+
+
+def _fix_text(finding: Finding) -> str:
+    if finding.fix is None:
+        return ""
+    condition = f" (if {finding.fix.condition})" if finding.fix.condition else ""
+    return f"\n    fix: {' '.join(finding.fix.replacement.split())}{condition}"
 
 
 def _xml(text: str) -> str:

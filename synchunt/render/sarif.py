@@ -16,15 +16,16 @@ SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/s
 
 
 def rule_help_text(rule: Rule) -> str:
-    return (f"{rule.what_it_does}\n\nWhy is this bad?\n{rule.why_bad}\n\nExample:\n{rule.example}\n\n"
-            f"Use instead:\n{rule.use_instead}")
+    return (f"{rule.what_it_does}\n\nWhy is this bad?\n{rule.why_bad}\n\nExample (the rule's own, not a result's "
+            f"line):\n{rule.example}\n\nUse instead:\n{rule.use_instead}")
 
 
 def rule_help_markdown(rule: Rule) -> str:
     sections = [
         f"## What it does\n{rule.what_it_does}",
         f"## Why is this bad?\n{rule.why_bad}",
-        f"## Example\n```python\n{rule.example}\n```",
+        f"## Example\nThe rule's own example; a result's tailored rewrite, when there is one, is its fix.\n"
+        f"```python\n{rule.example}\n```",
         f"## Use instead\n```python\n{rule.use_instead}\n```",
     ]
     if rule.references:
@@ -70,6 +71,20 @@ def _location(finding: Finding) -> dict[str, Any]:
     return location
 
 
+def _fix(finding: Finding) -> dict[str, Any]:
+    """The tailored rewrite as a SARIF fix: its edits as replacements, its condition in the description."""
+    rewrite = finding.fix
+    assert rewrite is not None
+    description = rewrite.title + (f" (equivalent if {rewrite.condition})" if rewrite.condition else "")
+    replacements = [{"deletedRegion": {"startLine": edit.line, "startColumn": edit.column, "endLine": edit.end_line,
+                                       "endColumn": edit.end_column},
+                     "insertedContent": {"text": edit.text}} for edit in rewrite.edits]
+    return {"description": {"text": description},
+            "artifactChanges": [{"artifactLocation": _artifact_location(finding.path), "replacements": replacements}],
+            "properties": {"pattern": rewrite.pattern, "safety": rewrite.safety, "checked": rewrite.checked,
+                           "check": rewrite.check}}
+
+
 def to_sarif(findings: Iterable[Finding], *, rules: Sequence[Rule] = RULES, tool_name: str = "synchunt",
              tool_version: str | None = None, execution_successful: bool = True) -> dict[str, Any]:
     """The SARIF log as a dict. Every rule in ``rules`` is described; a finding whose code is not among
@@ -84,14 +99,17 @@ def to_sarif(findings: Iterable[Finding], *, rules: Sequence[Rule] = RULES, tool
             continue
         if finding.code not in index:
             raise KeyError(f"finding code {finding.code!r} is not among the SARIF rules")
-        results.append({
+        result: dict[str, Any] = {
             "ruleId": finding.code,
             "ruleIndex": index[finding.code],
             "level": finding.severity.value,
             "message": {"text": finding.message},
             "locations": [_location(finding)],
             "properties": {"confidence": finding.confidence.value},
-        })
+        }
+        if finding.fix is not None:
+            result["fixes"] = [_fix(finding)]
+        results.append(result)
     driver: dict[str, Any] = {"name": tool_name, "rules": [rule_descriptor(rule) for rule in rules]}
     if tool_version:
         driver["version"] = tool_version

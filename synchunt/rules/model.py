@@ -144,6 +144,9 @@ class Rule(msgspec.Struct, frozen=True):
     rule's); ``sync_kinds`` (blocking ``cuda_sync`` kinds, for calls the catalogue does not name);
     ``copy_direction`` (for ``COPY`` ops); ``guard_ops`` and ``guard_patches``; ``lint_forms``.
     ``catch_all`` marks the one rule for blocking calls no other rule explains.
+
+    ``fix_patterns`` name the rewrites ``synchunt.fixes`` may tailor to a finding's own line, in the order they
+    are tried (``synchunt.fixes.PATTERNS``).
     """
 
     code: str
@@ -157,6 +160,7 @@ class Rule(msgspec.Struct, frozen=True):
     fingerprint: str
     fix: str
     references: tuple[str, ...] = ()
+    fix_patterns: tuple[str, ...] = ()
     trace_ops: tuple[TraceOp, ...] = ()
     runtime_calls: tuple[RuntimeCall, ...] = ()
     sync_kinds: tuple[str, ...] = ()

@@ -11,7 +11,7 @@ from synchunt.attribute import Analysis, CallSite, Sync, Thread, TraceInfo
 from synchunt.audit import Agreement, AuditResult, Cell, Signal
 from synchunt.compare import compare
 from synchunt.detect import SetAside
-from synchunt.findings import Confidence, Finding, FindingSet, Severity
+from synchunt.findings import Confidence, Edit, Finding, FindingSet, Rewrite, Severity
 from synchunt.gate import Baseline, BaselineEntry, SyncKey, evaluate
 from synchunt.impact.model import Activity, DeviceIdle, SyncImpact
 from synchunt.sites import Frame, SiteCount
@@ -85,10 +85,19 @@ def comparison():  # type: ignore[no-untyped-def]
     return compare(analysis(), after())
 
 
+def _tailored() -> Rewrite:
+    return Rewrite(rule="SH101", pattern="modulo-mask-slice", title="a strided slice `x[r::n]` instead of the mask",
+                   line=24, column=16, end_line=24, end_column=33, original="idx[idx % n == r]",
+                   replacement="idx[r::n]", edits=(Edit(24, 16, 24, 33, "idx[r::n]"),),
+                   condition="`idx` is whole runs of `n` consecutive values", safety="conditional", checked=True,
+                   check="equal on 16 generated inputs")
+
+
 def findings() -> FindingSet:
     return FindingSet((
         Finding("SH101", "`idx[idx % n == r]` indexes with a boolean mask (inside a loop)", "pkg/pool.py", 24, 16,
-                24, 39, Severity.ERROR, Confidence.HIGH, "HostPool.load", "local = idx[idx % n == r] // n"),
+                24, 33, Severity.ERROR, Confidence.HIGH, "HostPool.load", "local = idx[idx % n == r] // n",
+                fix=_tailored()),
         Finding("SH201", "`free.cpu()` copies to the host and waits", "pkg/alloc.py", 3, 5, 3, 15, Severity.WARNING,
                 Confidence.MEDIUM, "free", "slots = free.cpu()"),
         Finding("SH109", "`x.item()` reads a device value", "pkg/m.py", 7, 1, severity=Severity.NOTE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from synchunt.findings import Finding, FindingSet, Severity
+from synchunt.findings import Finding, FindingSet, Rewrite, Severity
 from synchunt.render.registry import Renderer, RenderOptions
 from synchunt.render.terminal import to_text
 from synchunt.render.text import label, one_line
@@ -36,8 +36,28 @@ def findings_renderable(findings: FindingSet, *, show_snippets: bool = True):  #
         lines.append(line)
         if show_snippets and finding.snippet:
             lines.append(Text("    " + label(finding.snippet, 240), style="dim"))
+        if finding.fix is not None:
+            lines.extend(_fix_lines(finding.fix))
     lines.append(Text(summary_line(ordered, files_checked=findings.files_checked)))
     return Group(*lines)
+
+
+def _fix_lines(rewrite: Rewrite) -> list:  # type: ignore[type-arg]
+    """The rewrite tailored to the line: what replaces it, and the condition under which it is the same."""
+    from rich.text import Text
+
+    status = "checked" if rewrite.checked else "not checked"
+    head = Text("    fix ", style="green")
+    head.append(f"[{rewrite.pattern}, {rewrite.safety}, {status}]: ", style="dim")
+    head.append(label(" ".join(rewrite.replacement.split()), 240))
+    added = [edit.text.strip() for edit in rewrite.edits if edit.line == edit.end_line
+             and edit.column == edit.end_column and edit.text.strip()]
+    if added:
+        head.append("  (adds `" + label(added[0], 120) + "`)", style="dim")
+    found = [head]
+    if rewrite.condition:
+        found.append(Text("      if " + label(rewrite.condition, 400), style="dim"))
+    return found
 
 
 def summary_line(findings: list[Finding], *, files_checked: int | None = None) -> str:

@@ -32,6 +32,7 @@ COPY_RULES: tuple[Rule, ...] = (
         fingerprint="`aten::to` › `aten::_to_copy` › `aten::copy_` › `Memcpy DtoH` + `cudaStreamSynchronize`",
         fix="copy into a preallocated pinned buffer with `non_blocking=True`, record an event, and read "
         "the buffer after `event.synchronize()` at a point where waiting is free",
+        fix_patterns=("host-copy", "read-once-before-loop", "hoist-loop-invariant", "non-blocking-copy"),
         references=(PINNED_DOC,),
         trace_ops=_TO_COPY_OPS,
         copy_direction="DtoH",
@@ -55,6 +56,7 @@ COPY_RULES: tuple[Rule, ...] = (
         "`cudaStreamSynchronize`); ROCm uses the synchronous `hipMemcpyWithStream`.",
         fingerprint="`aten::to` › `aten::_to_copy` › `aten::copy_` › `Memcpy HtoD` + stream sync",
         fix="build on the CPU, `pin_memory()`, then `.to(device, non_blocking=True)`",
+        fix_patterns=("constant-factory", "where-to-masked-fill", "stack-device-scalars", "non-blocking-copy"),
         references=(PINNED_DOC, SYNC_DEBUG_DOC),
         trace_ops=(*_TO_COPY_OPS, TraceOp("aten::copy_", role=OpRole.COPY)),
         copy_direction="HtoD",
@@ -127,6 +129,7 @@ COPY_RULES: tuple[Rule, ...] = (
         "`cudaStreamSynchronize`).",
         fingerprint="`aten::copy_` (not under `aten::_to_copy`) › `Memcpy DtoH` + `cudaStreamSynchronize`",
         fix="pin the buffer once, copy with `non_blocking=True`, record an event and read the buffer after it",
+        fix_patterns=("non-blocking-copy",),
         references=(PINNED_DOC,),
         trace_ops=(TraceOp("aten::copy_", role=OpRole.COPY, latent=False),),
         copy_direction="DtoH",

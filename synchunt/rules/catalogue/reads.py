@@ -22,6 +22,7 @@ READ_RULES: tuple[Rule, ...] = (
         fingerprint="`aten::index` › `aten::nonzero` › `cudaMemcpyAsync` (DtoH) + `cudaStreamSynchronize`",
         fix="a strided slice when the selected positions are regular (`x[r::n]`), "
         "`torch.where(mask, x, fill)` to stay dense, or a CPU-side mask",
+        fix_patterns=("modulo-mask-slice", "range-mask-slice", "masked-reduction", "mask-assign-where"),
         references=(NONZERO_DOC, "sglang PR #34889"),
         trace_ops=(TraceOp("aten::nonzero", under="aten::index"),),
         guard_ops=(GuardOp("index", when="bool-index"),),
@@ -41,6 +42,7 @@ READ_RULES: tuple[Rule, ...] = (
         "applies (a one-element CPU value), so the host reads the count of true elements.",
         fingerprint="`aten::index_put_` › `aten::_index_put_impl_` › `aten::nonzero` › D2H copy + stream sync",
         fix="`x.masked_fill_(mask, v)` for a scalar, `torch.where(mask, values, x)` for a tensor",
+        fix_patterns=("mask-assign-where",),
         references=(NONZERO_DOC,),
         trace_ops=(
             TraceOp("aten::nonzero", under="aten::_index_put_impl_"),
@@ -65,6 +67,7 @@ READ_RULES: tuple[Rule, ...] = (
         fingerprint="`aten::nonzero` (or `aten::argwhere`) › D2H copy + `cudaStreamSynchronize`",
         fix="`torch.nonzero_static(x, size=k, fill_value=-1)` when an upper bound is known; stay dense "
         "with three-argument `torch.where`",
+        fix_patterns=("count-nonzero",),
         references=(NONZERO_DOC, SYNC_DEBUG_DOC),
         trace_ops=(TraceOp("aten::nonzero"), TraceOp("aten::argwhere")),
         guard_ops=(GuardOp("nonzero"), GuardOp("argwhere"), GuardOp("nonzero_numpy"),
@@ -121,6 +124,7 @@ READ_RULES: tuple[Rule, ...] = (
         mechanism="The output length is `repeats.sum()`, read back with an internal `.item()`.",
         fingerprint="`aten::repeat_interleave` › `aten::_local_scalar_dense` › D2H + sync",
         fix="pass `output_size=` when the host knows the total, or keep `repeats` on the CPU",
+        fix_patterns=("repeat-interleave-output-size",),
         references=("https://pytorch.org/docs/stable/generated/torch.repeat_interleave.html",),
         trace_ops=(TraceOp("aten::repeat_interleave", role=OpRole.ANCHOR),),
         guard_ops=(GuardOp("repeat_interleave", when="no-output-size"),),
@@ -173,6 +177,8 @@ READ_RULES: tuple[Rule, ...] = (
         fingerprint="`aten::item` › `aten::_local_scalar_dense` › D2H copy + `cudaStreamSynchronize`",
         fix="keep the value on the device (`torch.where`, `torch.maximum`), batch reads into one "
         "pinned `non_blocking` copy read after an event, or `torch._assert_async` for checks",
+        fix_patterns=("read-once-before-loop", "batch-reads-after-loop", "hoist-loop-invariant",
+                      "stack-device-scalars", "device-min-max", "keep-on-device"),
         references=(SYNC_DEBUG_DOC,),
         trace_ops=(TraceOp("aten::_local_scalar_dense", role=OpRole.READ),),
         guard_ops=(GuardOp("item", when="not-truthiness"), GuardOp("_local_scalar_dense", when="not-truthiness"),
@@ -192,6 +198,7 @@ READ_RULES: tuple[Rule, ...] = (
         mechanism="`aten::is_nonzero` reads the value through `aten::_local_scalar_dense` (D2H + sync).",
         fingerprint="`aten::is_nonzero` › `aten::item` › `aten::_local_scalar_dense` › D2H + sync",
         fix="`torch._assert_async(cond)` for checks; `torch.where` to branch on the device",
+        fix_patterns=("assert-async", "branch-to-where", "keep-on-device"),
         references=(SYNC_DEBUG_DOC,),
         trace_ops=(TraceOp("aten::is_nonzero", role=OpRole.ANCHOR),),
         guard_ops=(GuardOp("is_nonzero"), GuardOp("_local_scalar_dense", when="truthiness")),
