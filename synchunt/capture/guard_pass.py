@@ -10,7 +10,11 @@ The capture stores the records in the trace's ``synchunt`` metadata as ``guard``
         {"rule": "SH109", "op": "aten::item", "file": "myserve/sched.py", "line": 34, "function": "maybe_evict",
          "stack": [{"file": "myserve/sched.py", "line": 34, "function": "maybe_evict"}, ...],
          "thread": "myserve.sched:step", "latent": true, "source": "dispatch", "confirmed": false,
-         "allowed": false, "allow_reason": null, "detail": "...", "count": 500}]}
+         "allowed": false, "allow_reason": null, "detail": "...", "residency": "device", "shadow": false,
+         "count": 500}]}
+
+``residency`` is where the op's data was (``device`` or ``host``); ``shadow`` marks a pass under the shadow
+device (``--device shadow-cuda``), whose host-resident records the same code never syncs on a GPU.
 
 Identical records are stored once with their ``count``; files are named as the trace names them.
 """
@@ -73,7 +77,7 @@ def _record_json(record: SyncRecord, name: Callable[[str], str]) -> dict[str, An
             "stack": [{"file": name(f.file), "line": f.line, "function": f.function} for f in record.stack],
             "thread": record.thread, "latent": record.latent, "source": record.source,
             "confirmed": record.confirmed, "allowed": record.allowed, "allow_reason": record.allow_reason,
-            "detail": record.detail}
+            "detail": record.detail, "residency": record.residency, "shadow": record.shadow}
 
 
 def _freeze(row: dict[str, Any]) -> tuple[Any, ...]:

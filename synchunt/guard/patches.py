@@ -173,7 +173,7 @@ def _plan() -> PatchPlan:
     """(owner, attribute, wrapper factory) for every patch this torch build has, resolved once."""
     global _PLAN
     if _PLAN is None:
-        cuda, plan = torch.cuda.is_available(), []
+        cuda, plan = _real_cuda(), []
         for rule in RULES:
             for patch in rule.guard_patches:
                 owner, name = _resolve_owner(patch.target), patch.target.rsplit(".", 1)[1]
@@ -189,6 +189,11 @@ def _plan() -> PatchPlan:
                 plan.append((owner, name, _quiet))
         _PLAN = plan
     return _PLAN
+
+
+def _real_cuda() -> bool:
+    """CUDA is here, not emulated: under the shadow device its explicit syncs come through :func:`_shadow_call`."""
+    return torch.cuda.is_available() and not shadow_state.is_active()
 
 
 def _shadow_call(target: str, tensor: torch.Tensor | None, run: Callable[[], Any]) -> Any:
@@ -210,7 +215,7 @@ class Patches:
 
     def __init__(self) -> None:
         self._patches = [_AttributePatch(owner, name, make) for owner, name, make in _plan()]
-        self._sync_debug = _SyncDebugSignal() if torch.cuda.is_available() else None
+        self._sync_debug = _SyncDebugSignal() if _real_cuda() else None
         shadow_state.set_reporter(_shadow_call)
 
     def undo(self) -> None:

@@ -107,6 +107,19 @@ def _backward(original: Callable[..., Any]) -> Callable[..., Any]:
     return run_backward
 
 
+def _shallow_copy_type(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``nn.Module.to()`` moves a parameter in place (``param.data = moved``) when torch says the two tensors can
+    share an implementation; a shadow tensor's data is its own attribute, so it gets a new parameter instead (as a
+    module moved to an XLA device does). Its other route, ``swap_tensors``, fails under the profiler."""
+    @functools.wraps(original)
+    def compatible(tensor: torch.Tensor, other: torch.Tensor) -> bool:
+        if isinstance(tensor, ShadowTensor) or isinstance(other, ShadowTensor):
+            return False
+        return original(tensor, other)
+
+    return compatible
+
+
 class Swapped:
     """The attributes swapped in while a shadow device is active; ``undo`` puts back what was there."""
 
@@ -120,6 +133,8 @@ class Swapped:
                 self._set(torch, name, _pinning(original))
         self._set(torch.Tensor, "pin_memory", _pin_memory(torch.Tensor.pin_memory))
         self._set(torch.autograd, "_engine_run_backward", _backward(torch.autograd._engine_run_backward))
+        compatible = torch._has_compatible_shallow_copy_type
+        self._set(torch, "_has_compatible_shallow_copy_type", _shallow_copy_type(compatible))
 
     def _set(self, owner: Any, name: str, value: Any) -> None:
         self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))

@@ -3,7 +3,7 @@ sits in ordinary host memory.
 
 It is a wrapper subclass (``torch.Tensor._make_wrapper_subclass``) with ``device=cuda:N``, so ``t.device``,
 ``t.is_cuda``, ``t.get_device()`` and every ``device.type == "cuda"`` branch in library code answer as on a GPU,
-and autograd, autocast and ``nn.Module.to`` treat it as a CUDA tensor. Each aten op on it reaches
+and autograd and autocast treat it as a CUDA tensor. Each aten op on it reaches
 ``__torch_dispatch__``, which runs the op on the host data (:func:`synchunt.shadow.dispatch.run`). A pinned
 host buffer is the same wrapper with ``device=cpu``: only ``is_pinned()`` tells it from a plain host tensor.
 """
@@ -44,15 +44,6 @@ class ShadowTensor(torch.Tensor):
         from synchunt.shadow.dispatch import run
 
         return run(func, args, kwargs or {})
-
-    # A traceable wrapper subclass: nn.Module.to() swaps parameters for it, torch.compile can see through it.
-    def __tensor_flatten__(self) -> tuple[list[str], torch.device]:
-        return ["host"], self.device
-
-    @staticmethod
-    def __tensor_unflatten__(inner: dict[str, torch.Tensor], device: torch.device, outer_size: Any,
-                             outer_stride: Any) -> ShadowTensor:
-        return ShadowTensor(inner["host"], device)
 
     def data_ptr(self) -> int:
         """The host data's address: code that hands it to C (ctypes, an extension, Triton) is not followed."""
