@@ -36,14 +36,14 @@ class _Scan:
 
     def unwrap(self, value: Any) -> Any:
         if isinstance(value, ShadowTensor):
-            if value.device.type != "cpu":
+            if value.is_cuda:
                 if self.device is None:
                     self.device = value.device
             elif value.dim() > 0:
                 self.host_operand = value
             return value.host
         if isinstance(value, torch.Tensor):
-            if value.dim() > 0 and value.device.type == "cpu":
+            if value.is_cpu and value.dim() > 0:
                 self.host_operand = value
             return value
         if isinstance(value, (list, tuple)) and value:
@@ -74,14 +74,14 @@ def _call(func: torch._ops.OpOverload, args: list[Any], kwargs: dict[str, Any]) 
 def run(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run ``func`` on the host data of its arguments; its tensor results live where CUDA would put them."""
     info = op_info(func)
-    special = _SPECIAL.get(info.packet)
-    if special is not None and not info.custom:
-        return special(func, args, kwargs)
+    if info.special:
+        return _SPECIAL[info.packet](func, args, kwargs)
     scan = _Scan()
-    host_args = [scan.unwrap(value) for value in args]
-    host_kwargs = {name: scan.unwrap(value) for name, value in kwargs.items()} if kwargs else {}
+    unwrap = scan.unwrap
+    host_args = [unwrap(value) for value in args]
+    host_kwargs = {name: unwrap(value) for name, value in kwargs.items()} if kwargs else {}
     target = scan.device
-    asked = info.value(info.device, host_args, host_kwargs)
+    asked = info.value(info.device, host_args, host_kwargs) if info.device is not None else None
     if asked is not None:
         asked = asked if isinstance(asked, torch.device) else torch.device(asked)
         if asked.type == "cuda":
@@ -89,7 +89,7 @@ def run(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, An
             _put(info, info.device, host_args, host_kwargs, HOST)
         else:
             target = None
-    pin = bool(info.pin_memory and info.value(info.pin_memory, host_args, host_kwargs))
+    pin = info.pin_memory is not None and bool(info.value(info.pin_memory, host_args, host_kwargs))
     if pin:
         _put(info, info.pin_memory, host_args, host_kwargs, False)
     if info.custom:
@@ -110,7 +110,7 @@ def run(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, An
                            "(a CUDA-only op)") from None
     if info.writes is not None:
         return _written(func, info, args, kwargs, out)
-    if target is None and not pin and not _pins(info, args, kwargs, scan):
+    if target is None and not pin and (not info.may_pin or not _pins(info, args, kwargs, scan)):
         return out
     return _wrap(out, info, args, kwargs, target, pin)
 
@@ -187,7 +187,7 @@ def _sdp_choice(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int
     return _MATH_ATTENTION
 
 
-_SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
+_SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {  # by packet (ops.SPECIAL_PACKETS)
     "record_stream": _record_stream,
     "is_pinned": _is_pinned,
     "_pin_memory": _pin_memory,
@@ -198,3 +198,6 @@ _SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
 def fallback(func: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
     """The CUDA backend fallback: an op that reached the CUDA key without a shadow tensor (a factory)."""
     return run(func, args, kwargs)
+
+
+ShadowTensor.dispatch = staticmethod(run)  # bound here: tensor.py cannot import this module (it imports tensor)

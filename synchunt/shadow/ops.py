@@ -23,6 +23,10 @@ ACCEPTS_HOST_OPERANDS = frozenset({
     "index", "_unsafe_index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index_put",
 })
 
+# Ops the emulation answers itself (synchunt.shadow.dispatch): no stream to record on, pinned-ness, pinning,
+# and the attention kernel choice (a GPU's fused kernels have no host implementation).
+SPECIAL_PACKETS = frozenset({"record_stream", "is_pinned", "_pin_memory", "_fused_sdp_choice"})
+
 # Namespaces whose ops are torch's own (their CUDA semantics are the aten semantics emulated here).
 TORCH_NAMESPACES = frozenset({"aten", "prims"})
 
@@ -38,6 +42,8 @@ class OpInfo:
     writes: tuple[Slot | None, ...] | None  # per return: the argument it writes; None when none does
     aliases: tuple[Slot | None, ...]  # per return: the argument it is a view of (not written)
     accepts_host: bool
+    special: bool  # answered by the emulation itself (SPECIAL_PACKETS)
+    may_pin: bool  # a result may be pinned host memory (a view, or a _to_copy)
 
     def value(self, slot: Slot | None, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]) -> Any:
         if slot is None:
@@ -73,7 +79,9 @@ def _build(func: torch._ops.OpOverload) -> OpInfo:
                   device=slots.get("device"), pin_memory=slots.get("pin_memory"),
                   non_blocking=slots.get("non_blocking"),
                   writes=tuple(writes) if any(w is not None for w in writes) else None,
-                  aliases=tuple(aliases), accepts_host=packet in ACCEPTS_HOST_OPERANDS)
+                  aliases=tuple(aliases), accepts_host=packet in ACCEPTS_HOST_OPERANDS,
+                  special=packet in SPECIAL_PACKETS and namespace in TORCH_NAMESPACES,
+                  may_pin=any(alias is not None for alias in aliases) or packet == "_to_copy")
 
 
 _INFO: dict[int, tuple[OpInfo, Any]] = {}  # by id: OpOverload hashes in Python; the op is kept alive here

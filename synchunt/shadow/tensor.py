@@ -33,17 +33,14 @@ class ShadowTensor(torch.Tensor):
         wrapper.host = host
         return wrapper
 
-    def __init__(self, host: torch.Tensor, device: torch.device) -> None:
-        super().__init__()
-
     __torch_function__ = torch._C._disabled_torch_function_impl
+
+    dispatch: Any  # synchunt.shadow.dispatch.run, set when that module loads
 
     @classmethod
     def __torch_dispatch__(cls, func: Any, types: Any, args: tuple[Any, ...] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
-        from synchunt.shadow.dispatch import run
-
-        return run(func, args, kwargs or {})
+        return cls.dispatch(func, args, kwargs or {})
 
     def data_ptr(self) -> int:
         """The host data's address: code that hands it to C (ctypes, an extension, Triton) is not followed."""
