@@ -128,6 +128,30 @@ class ShadowEvent:
         return f"<torch.cuda.Event {id(self):#x} (shadow)>"
 
 
+class _GeneratorType(type(torch._C.Generator)):  # type: ignore[misc]
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, torch._C.Generator)
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return issubclass(subclass, torch._C.Generator)
+
+
+class ShadowGenerator(torch._C.Generator, metaclass=_GeneratorType):
+    """``torch.Generator(device="cuda")``: a host generator (device randomness is drawn on the host) that says
+    it belongs to the device; a generator made before the shadow device, or on the host, is still a Generator."""
+
+    def __new__(cls, device: Any = "cpu") -> Any:
+        if torch.device(device).type != "cuda":
+            return torch._C.Generator(device)
+        generator = super().__new__(cls, "cpu")
+        generator.shadow_device = state.device(torch.device(device).index)
+        return generator
+
+    @property
+    def device(self) -> torch.device:
+        return self.shadow_device
+
+
 class ShadowGraph:
     """``torch.cuda.CUDAGraph``: capture and replay are not emulated (noted, and refused)."""
 

@@ -127,6 +127,7 @@ class Swapped:
         self._saved: list[tuple[Any, str, Any]] = []
         for name in _CLASSES:
             self._set(torch.cuda, name, cuda_api.CUDA[name])
+        self._set(torch, "Generator", cuda_api.ShadowGenerator)
         for name in _PINNING_FACTORIES:
             original = getattr(torch, name, None)
             if original is not None:

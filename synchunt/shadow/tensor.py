@@ -10,6 +10,7 @@ host buffer is the same wrapper with ``device=cpu``: only ``is_pinned()`` tells 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import torch
@@ -72,6 +73,27 @@ class ShadowTensor(torch.Tensor):
             note(NoteKind.DATA_POINTER, "Tensor.__dlpack__", "a device tensor left through DLPack; the consumer "
                  "gets its host copy, and what it does with it is not followed")
         return self.host.__dlpack__(*args, **kwargs)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ShadowTensor:
+        known = memo.get(id(self))
+        if known is not None:
+            return known
+        copied = ShadowTensor(copy.deepcopy(self.host, memo), self.device)
+        memo[id(self)] = copied
+        if self.requires_grad:
+            copied.requires_grad_()
+        if self.grad is not None:
+            copied.grad = copy.deepcopy(self.grad, memo)
+        for name, value in self.__dict__.items():  # a parameter's marker, attributes the code set
+            if name != "host":
+                setattr(copied, name, copy.deepcopy(value, memo))
+        return copied
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if self.device.type == "cpu":
+            return self.host.__reduce_ex__(protocol)
+        note(NoteKind.NOT_EMULATED, "torch.save", "saving a device tensor (its storage is not device memory)")
+        raise RuntimeError("shadow device: saving or pickling a device tensor is not emulated; save its .cpu() copy")
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:
         text = torch._tensor_str._str(self, tensor_contents=tensor_contents)  # reads the data: a sync, as on a GPU

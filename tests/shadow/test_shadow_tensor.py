@@ -96,6 +96,23 @@ def test_device_tensors_made_on_other_threads_are_device_tensors(shadow) -> None
     assert _on_device(made[0]) and made[0].tolist() == [3.0, 3.0]
 
 
+def test_copies_generators_and_saving(shadow, tmp_path) -> None:
+    import copy
+
+    model = nn.Linear(2, 2).cuda()
+    twin = copy.deepcopy(model)
+    assert _on_device(twin.weight) and isinstance(twin.weight, nn.Parameter)
+    assert twin.weight.host is not model.weight.host and torch.equal(twin.weight.cpu(), model.weight.cpu())
+    generator = torch.Generator("cuda").manual_seed(0)
+    assert generator.device == CUDA0 and isinstance(generator, torch.Generator)
+    assert isinstance(torch.default_generator, torch.Generator) and type(torch.Generator()) is torch._C.Generator
+    drawn = torch.randn(3, generator=generator, device="cuda")
+    assert _on_device(drawn) and drawn.tolist() == torch.randn(3, generator=torch.Generator().manual_seed(0)).tolist()
+    with pytest.raises(RuntimeError, match="saving or pickling a device tensor is not emulated"):
+        torch.save(model.weight, tmp_path / "weight.pt")
+    torch.save(model.weight.cpu(), tmp_path / "weight.pt")
+
+
 def test_what_a_gpu_refuses_is_refused(shadow) -> None:
     device = torch.arange(3.0, device="cuda")
     with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy"):
