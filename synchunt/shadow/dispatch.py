@@ -26,7 +26,7 @@ _MATH_ATTENTION = int(torch.nn.attention.SDPBackend.MATH)
 
 
 class _Scan:
-    """What the arguments of one op hold: the device of its device tensors, host operands, pinned inputs."""
+    """What the arguments of one op hold: the device of its device tensors, and a host operand if any."""
 
     __slots__ = ("device", "host_operand")
 
@@ -112,7 +112,7 @@ def run(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, An
         return _written(func, info, args, kwargs, out)
     if target is None and not pin and (not info.may_pin or not _pins(info, args, kwargs, scan)):
         return out
-    return _wrap(out, info, args, kwargs, target, pin)
+    return _wrap(out, target if target is not None else HOST)
 
 
 def _pins(info: OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any], scan: _Scan) -> bool:
@@ -125,9 +125,8 @@ def _pins(info: OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any], scan: _Sc
             and bool(info.value(info.non_blocking, args, kwargs)))
 
 
-def _wrap(out: Any, info: OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any], target: torch.device | None,
-          pin: bool) -> Any:
-    device = target if target is not None else HOST
+def _wrap(out: Any, device: torch.device) -> Any:
+    """The op's tensor results as shadow tensors on ``device`` (cuda:N, or the host for pinned memory)."""
     if isinstance(out, torch.Tensor):
         return ShadowTensor(out, device)
     if isinstance(out, (tuple, list)):

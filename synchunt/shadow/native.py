@@ -73,14 +73,15 @@ _LIBRARY: Any = None
 
 @functools.cache
 def _c10() -> tuple[Any, Callable[[int, int | None], None]]:
-    path = os.path.join(os.path.dirname(torch.__file__), "lib", "libc10.so")
+    folder = os.path.join(os.path.dirname(torch.__file__), "lib")
+    names = [name for name in ("libc10.so", "libc10.dylib", "c10.dll") if os.path.exists(os.path.join(folder, name))]
     try:
-        library = ctypes.CDLL(path)
+        library = ctypes.CDLL(os.path.join(folder, names[0] if names else "libc10.so"))
         registry = (ctypes.c_void_p * (_PRIVATE_USE1_SLOT + 1)).in_dll(library, _REGISTRY)
         register = getattr(library, _REGISTER)
     except (OSError, ValueError, AttributeError) as error:
         raise UsageError(f"shadow device: this torch build does not expose its device guard registry ({error}); "
-                         f"it is tested with torch 2.13 on Linux") from None
+                         f"the shadow device is tested with torch 2.13 on Linux") from None
     register.argtypes = [ctypes.c_int8, ctypes.c_void_p]
     register.restype = None
     return registry, register

@@ -13,15 +13,22 @@ from synchunt.guard import watch
 from synchunt.shadow import shadow_device
 
 
+def _denoise(diffusers, device: str) -> torch.Tensor:
+    scheduler = diffusers.EulerDiscreteScheduler()
+    scheduler.set_timesteps(10, device=device)
+    latents = torch.randn(1, 4, 8, 8, device=device)
+    for timestep in scheduler.timesteps:
+        noise = scheduler.scale_model_input(latents, timestep) * 0.1
+        latents = scheduler.step(noise, timestep, latents).prev_sample
+    return latents
+
+
 def test_diffusers_sigmas_reads_stop_counting_and_their_copy_starts() -> None:
     diffusers = pytest.importorskip("diffusers")
+    with watch() as cpu_run:
+        _denoise(diffusers, "cpu")
     with shadow_device() as shadow, watch() as guard:
-        scheduler = diffusers.EulerDiscreteScheduler()
-        scheduler.set_timesteps(4, device="cuda")
-        latents = torch.randn(1, 4, 8, 8, device="cuda")
-        for timestep in scheduler.timesteps:
-            noise = scheduler.scale_model_input(latents, timestep) * 0.1
-            latents = scheduler.step(noise, timestep, latents).prev_sample
+        latents = _denoise(diffusers, "cuda")
     counted = Counter(record.rule for record in guard.violations)
     assert counted == Counter({"SH202": 2, "SH201": 1, "SH103": 1, "SH109": 1})  # copies in, sigmas out, index
     copy_out = next(r for r in guard.violations if r.rule == "SH201")
@@ -29,6 +36,9 @@ def test_diffusers_sigmas_reads_stop_counting_and_their_copy_starts() -> None:
     host = [record for record in guard.syncs if record.residency == "host"]
     assert host and all(not record.counts for record in host)  # the comparisons of host sigmas
     assert latents.is_cuda and shadow.notes == ()
+    # The CPU run counts every one of those host reads, and cannot see the copies.
+    assert {(r.file, r.line) for r in host} <= {(r.file, r.line) for r in cpu_run.violations}
+    assert cpu_run.count() == len(host) + 2 and cpu_run.count("SH202") == 0
 
 
 @pytest.mark.slow
@@ -42,7 +52,7 @@ def test_transformers_generate_runs_on_the_shadow_device_with_the_cpu_tokens() -
             torch.manual_seed(0)
             model = transformers.GPT2LMHeadModel(config).to(device).eval()
             with torch.no_grad(), watch() as guard:
-                out = model.generate(torch.tensor([[1, 2, 3]], device=device), max_new_tokens=4, do_sample=False,
+                out = model.generate(torch.tensor([[1, 2, 3]], device=device), max_new_tokens=5, do_sample=False,
                                      pad_token_id=0)
             tokens[device] = out.tolist()
             if device == "cuda":
