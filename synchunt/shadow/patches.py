@@ -107,6 +107,45 @@ def _backward(original: Callable[..., Any]) -> Callable[..., Any]:
     return run_backward
 
 
+def _load(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.load(f, map_location="cuda")``: storages cannot live on the shadow device, so the file is read into
+    host memory and its tensors are then moved, each a blocking host-to-device copy as ``storage.cuda()`` is."""
+    @functools.wraps(original)
+    def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
+        target = _device_of(map_location)
+        if target is None or target.type != "cuda":
+            return original(f, map_location, *args, **kwargs)
+        return _moved(original(f, "cpu", *args, **kwargs), target)
+
+    return load
+
+
+def _device_of(location: Any) -> torch.device | None:
+    if isinstance(location, torch.device):
+        return location
+    if isinstance(location, str):
+        try:
+            return torch.device(location)
+        except RuntimeError:
+            return None
+    return None  # a dict or a callable is torch's to apply (a storage cannot be moved to the shadow device)
+
+
+def _moved(value: Any, device: torch.device) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        moved = {key: _moved(item, device) for key, item in value.items()}
+        if type(value) is not dict:  # an OrderedDict state dict, with its _metadata
+            copy = type(value)(moved)
+            copy.__dict__.update(getattr(value, "__dict__", {}))
+            return copy
+        return moved
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_moved(item, device) for item in value)
+    return value
+
+
 def _shallow_copy_type(original: Callable[..., Any]) -> Callable[..., Any]:
     """``nn.Module.to()`` moves a parameter in place (``param.data = moved``) when torch says the two tensors can
     share an implementation; a shadow tensor's data is its own attribute, so it gets a new parameter instead (as a
@@ -134,6 +173,7 @@ class Swapped:
                 self._set(torch, name, _pinning(original))
         self._set(torch.Tensor, "pin_memory", _pin_memory(torch.Tensor.pin_memory))
         self._set(torch.autograd, "_engine_run_backward", _backward(torch.autograd._engine_run_backward))
+        self._set(torch, "load", _load(torch.load))
         compatible = torch._has_compatible_shallow_copy_type
         self._set(torch, "_has_compatible_shallow_copy_type", _shallow_copy_type(compatible))
 

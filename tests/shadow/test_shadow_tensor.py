@@ -96,7 +96,7 @@ def test_device_tensors_made_on_other_threads_are_device_tensors(shadow) -> None
     assert _on_device(made[0]) and made[0].tolist() == [3.0, 3.0]
 
 
-def test_copies_generators_and_saving(shadow, tmp_path) -> None:
+def test_copies_generators_saving_and_loading(shadow, tmp_path) -> None:
     import copy
 
     model = nn.Linear(2, 2).cuda()
@@ -110,7 +110,12 @@ def test_copies_generators_and_saving(shadow, tmp_path) -> None:
     assert _on_device(drawn) and drawn.tolist() == torch.randn(3, generator=torch.Generator().manual_seed(0)).tolist()
     with pytest.raises(RuntimeError, match="saving or pickling a device tensor is not emulated"):
         torch.save(model.weight, tmp_path / "weight.pt")
-    torch.save(model.weight.cpu(), tmp_path / "weight.pt")
+    torch.save({name: value.cpu() for name, value in model.state_dict().items()}, tmp_path / "model.pt")
+    loaded = torch.load(tmp_path / "model.pt", map_location="cuda")
+    assert all(_on_device(value) for value in loaded.values())
+    assert type(torch.load(tmp_path / "model.pt")["weight"]) is torch.Tensor
+    twin.load_state_dict(loaded)
+    assert torch.equal(twin.weight.cpu(), model.weight.cpu())
 
 
 def test_what_a_gpu_refuses_is_refused(shadow) -> None:
