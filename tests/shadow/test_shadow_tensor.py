@@ -190,3 +190,18 @@ def _line_of(text: str) -> int:
     lines, _ = inspect.findsource(test_what_it_cannot_follow_is_noted_at_the_users_line)
     return next(n for n, line in enumerate(lines, start=1) if line.strip().startswith(text)
                 or f"({text})" in line)
+
+
+def test_a_torch_built_with_cuda_is_refused(monkeypatch) -> None:
+    from synchunt.errors import UsageError
+
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    with pytest.raises(UsageError, match=r"needs a CPU-only torch build.*install the CPU build"):
+        shadow_device().__enter__()
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(UsageError, match="a GPU is here: profile with --device cuda"):
+        shadow_device().__enter__()
+    from synchunt.shadow import is_active
+
+    assert not is_active()  # a refusal leaves nothing active
