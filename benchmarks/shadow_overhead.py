@@ -9,12 +9,19 @@ the per-repeat ratios with their interquartile range, and the ratio of the faste
 
     python benchmarks/shadow_overhead.py --repeats 40 --impl sliced [--guard] [--clock thread]
 
-The last line reads ``shadow/cpu=<ratio>``.
+The last line reads ``shadow/cpu=<ratio>``. On a loaded machine, count instructions instead (repeatable under
+load): ``--region cpu|cuda`` runs ``--repeats`` steps of one configuration inside ``functools.reduce`` and
+nothing else, so that callgrind collects exactly those steps; compare the two ``summary:`` lines::
+
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=functools_reduce \
+        --callgrind-out-file=cpu.out python benchmarks/shadow_overhead.py --small --repeats 3 --region cpu
+    (the same with --region cuda); grep summary cpu.out cuda.out
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 import time
@@ -55,6 +62,15 @@ def measure(impl: str, repeats: int, warmup: int, *, small: bool, guard: bool,
     return samples, ops
 
 
+def run_region(impl: str, device: str, steps: int, *, small: bool) -> None:
+    """``steps`` steps of one configuration inside ``functools.reduce`` (callgrind's toggle), after a warm one."""
+    workload = get_workload("hicache-dcp")
+    with shadow_device():
+        state = workload.setup(workload.make_params({"impl": impl, "device": device}, small=small))
+        workload.step(state)
+        functools.reduce(lambda done, _: [workload.step(state) for _ in range(steps)] and done, [0], 0)
+
+
 def _count_ops(run: Callable[[], Any]) -> int:
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -80,8 +96,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--guard", action="store_true", help="both configurations under watch()")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="thread",
                         help="the calling thread's CPU time (default: robust to waiting for a core), or wall time")
+    parser.add_argument("--region", choices=("cpu", "cuda"),
+                        help="only run --repeats steps of this configuration, for callgrind (see above)")
     add_quiet_options(parser)
     args = parser.parse_args(argv)
+    if args.region is not None:
+        run_region(args.impl, args.region, args.repeats, small=args.small)
+        return
     quiet = Quietness.before(args)
     samples, ops = measure(args.impl, args.repeats, args.warmup, small=args.small, guard=args.guard,
                            clock=CLOCKS[args.clock])
