@@ -5,6 +5,7 @@ Public API (imported lazily so that ``import synchunt`` stays cheap, e.g. for th
 - ``load_trace(path)`` → :class:`synchunt.trace.Trace` (DataFrames of events, threads, Python frames)
 - ``analyze(paths, ...)`` → :class:`synchunt.attribute.Analysis` (DataFrames of syncs and call sites)
 - ``watch()``, ``forbid_syncs()``, ``allow_syncs()``, ``SyncError`` → the runtime guard
+- ``shadow_device()`` → a one-GPU machine emulated on the CPU, for the guard on CPU-only machines
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _LAZY = {
     "forbid_syncs": "synchunt.guard",
     "allow_syncs": "synchunt.guard",
     "SyncError": "synchunt.guard",
+    "shadow_device": "synchunt.shadow",
 }
 
 

@@ -9,6 +9,9 @@ never imports torch.
   ``assert sync_watch.count("SH101") == 0``.
 - ``--synchunt-guard=DIR`` (repeatable) or the ``synchunt_guard`` ini option: apply ``no_d2h_sync`` to every
   test under these directories; ``@pytest.mark.allow_d2h_sync(reason=...)`` exempts one test.
+- ``--synchunt-device=shadow-cuda`` or the ``synchunt_device`` ini option: the whole session runs under the shadow
+  device (a one-GPU machine emulated on the CPU, entered before collection so that module-level
+  ``torch.cuda.is_available()`` checks see it); guarded tests then fail only on syncs of device data.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ MARKERS: dict[str, str] = {
 }
 
 GUARDED_DIRS_KEY = pytest.StashKey[tuple[Path, ...]]()
+SHADOW_KEY = pytest.StashKey[Any]()
+DEVICES = ("cpu", "shadow-cuda")  # what --synchunt-device accepts ("cpu": the tests' own devices, as without it)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,6 +54,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         help="directories whose tests must not make device-to-host syncs (like --synchunt-guard).",
     )
+    group.addoption(
+        "--synchunt-device",
+        default=None,
+        choices=DEVICES,
+        dest="synchunt_device",
+        help="shadow-cuda: run the session as on a one-GPU machine, emulated on the CPU (a CPU-only torch build); "
+        "the guard then reports only syncs of device data.",
+    )
+    parser.addini("synchunt_device", default="cpu", help="like --synchunt-device (cpu or shadow-cuda).")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -58,6 +72,32 @@ def pytest_configure(config: pytest.Config) -> None:
     from_cli = [(invocation_dir / directory).resolve() for directory in config.getoption("synchunt_guard")]
     from_ini = [Path(directory).resolve() for directory in config.getini("synchunt_guard")]
     config.stash[GUARDED_DIRS_KEY] = tuple(from_cli + from_ini)
+    device = config.getoption("synchunt_device") or config.getini("synchunt_device") or "cpu"
+    if device not in DEVICES:
+        raise pytest.UsageError(f"synchunt_device = {device!r}: use one of {', '.join(DEVICES)}")
+    if device == "shadow-cuda":
+        from synchunt.errors import UsageError
+        from synchunt.shadow import shadow_device
+
+        try:
+            config.stash[SHADOW_KEY] = shadow_device().__enter__()
+        except UsageError as error:
+            raise pytest.UsageError(str(error)) from None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shadow = config.stash.get(SHADOW_KEY, None)
+    if shadow is not None:
+        shadow.__exit__(None, None, None)
+        del config.stash[SHADOW_KEY]
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    shadow = config.stash.get(SHADOW_KEY, None)
+    if shadow is not None and shadow.notes:
+        terminalreporter.section("synchunt shadow device: what it could not follow")
+        for note in shadow.notes:
+            terminalreporter.line(note.describe())
 
 
 def _is_under(path: Path, directories: Sequence[Path]) -> bool:

@@ -24,15 +24,16 @@ ALLOWED: dict[str, set[str]] = {
     "compare": {"attribute"},
     "report": {"trace", "attribute", "compare"},
     "gate": {"rules", "attribute"},
-    "guard": {"rules"},
+    "shadow": set(),
+    "guard": {"rules", "shadow"},
     "lint": {"rules"},
     "fixes": {"rules", "guard"},  # guard: a rewrite is checked for syncs under the runtime guard
-    "capture": {"trace", "guard"},
+    "capture": {"trace", "guard", "shadow"},
     "audit": {"rules", "capture", "attribute", "guard"},
     "annotate": {"rules", "trace", "attribute"},
     "render": {"rules", "trace", "attribute", "compare", "report", "gate", "audit", "impact"},
     "cli": {"*"},
-    "pytest_plugin": {"guard"},
+    "pytest_plugin": {"guard", "shadow"},
     "__main__": {"cli"},
 }
 

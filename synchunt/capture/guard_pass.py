@@ -10,8 +10,12 @@ The capture stores the records in the trace's ``synchunt`` metadata as ``guard``
         {"rule": "SH109", "op": "aten::item", "file": "myserve/sched.py", "line": 34, "function": "maybe_evict",
          "stack": [{"file": "myserve/sched.py", "line": 34, "function": "maybe_evict"}, ...],
          "thread": "myserve.sched:step", "latent": true, "source": "dispatch", "confirmed": false,
-         "allowed": false, "allow_reason": null, "detail": "...", "count": 500}],
+         "allowed": false, "allow_reason": null, "detail": "...", "residency": "device", "shadow": false,
+         "count": 500}],
      "sequence": [0, 0, 1, 0, ...]}
+
+``residency`` is where the op's data was (``device`` or ``host``); ``shadow`` marks a pass under the shadow
+device (``--device shadow-cuda``), whose host-resident records the same code never syncs on a GPU.
 
 Identical records are stored once with their ``count``; ``sequence`` lists the record of each sync in the order
 the syncs happened (so the analysis can meet the k-th sync of a rule in the trace with the k-th the guard saw);
@@ -85,7 +89,7 @@ def _record_json(record: SyncRecord, name: Callable[[str], str]) -> dict[str, An
             "stack": [{"file": name(f.file), "line": f.line, "function": f.function} for f in record.stack],
             "thread": record.thread, "latent": record.latent, "source": record.source,
             "confirmed": record.confirmed, "allowed": record.allowed, "allow_reason": record.allow_reason,
-            "detail": record.detail}
+            "detail": record.detail, "residency": record.residency, "shadow": record.shadow}
 
 
 def _freeze(row: dict[str, Any]) -> tuple[Any, ...]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from synchunt.capture.guard_pass import GuardPass, guard_json, run_guarded
 from synchunt.capture.native import profiler_call
-from synchunt.capture.targets import Target
+from synchunt.capture.targets import SHADOW_DEVICE, Target
 from synchunt.capture.tracefile import unique_trace_path, write_gzip_with_metadata
 from synchunt.errors import TargetError
 from synchunt.library_code import LIBRARY_PACKAGES
@@ -34,6 +34,7 @@ from synchunt.source_map import (
 )
 from synchunt.trace.vocab import GUARD_PASS_KEY
 
+SHADOW_KEY = "shadow"  # the metadata key of what the shadow device could not follow
 OLDEST_TESTED_TORCH = (2, 13)  # the oldest torch release profile and the guard are tested with
 
 
@@ -114,6 +115,10 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
         raise TargetError("need at least one recorded iteration and a non-negative warm-up")
     if target.device.startswith("cuda") and not cuda_available(torch):
         raise TargetError(f"device {target.device!r} requested but torch.cuda is not available here")
+    if target.device == SHADOW_DEVICE:
+        from synchunt.shadow import check_machine
+
+        check_machine()
     root = target.project_root or str(Path.cwd())
     search = [*profiler_search_path(), root]
     naming = naming_path(root, search_entries(search))
@@ -139,11 +144,39 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
         guard: GuardPass | None = outcome.get("guard")
         if guard is not None:
             metadata[GUARD_PASS_KEY] = guard_json(guard, sources.canonical)
+        if "shadow_notes" in outcome:
+            metadata[SHADOW_KEY] = {"notes": [{**note, "file": sources.canonical(note["file"])}
+                                              for note in outcome["shadow_notes"]]}
         final = unique_trace_path(out_dir, target.title)
         write_gzip_with_metadata(raw_path, final, metadata)
     records = tuple(metadata[GUARD_PASS_KEY]["records"]) if guard is not None else ()
     return Capture(path=final, metadata=metadata, native_log=native_log, guard_records=records,
-                   notes=torch_notes(torch.__version__))
+                   notes=torch_notes(torch.__version__) + shadow_summary(metadata.get(SHADOW_KEY)))
+
+
+def shadow_summary(shadow: dict[str, Any] | None) -> tuple[str, ...]:
+    """One line per place the shadow device could not follow (kept in the trace's ``shadow`` metadata)."""
+    if not shadow:
+        return ()
+    return tuple(f"shadow device could not follow {note['kind']} {note['op']} at {note['file']}:{note['line']}"
+                 f"{' ×' + str(note['count']) if note['count'] > 1 else ''}: {note['detail']}"
+                 for note in shadow.get("notes", ()))
+
+
+def _enter_emulation(target: Target) -> Any:
+    """The shadow device, entered, for a ``shadow-cuda`` target (set-up, recorded steps and guard pass run under
+    it); None for any other."""
+    if target.device != SHADOW_DEVICE:
+        return None
+    from synchunt.shadow import shadow_device
+
+    return shadow_device().__enter__()
+
+
+def _leave_emulation(shadow: Any, outcome: dict[str, Any]) -> None:
+    if shadow is not None:
+        shadow.__exit__(None, None, None)
+        outcome["shadow_notes"] = [note.to_json() for note in shadow.notes]
 
 
 def _where(error: BaseException) -> str:
@@ -160,7 +193,9 @@ def _run(target: Target, settings: CaptureSettings, raw_path: Path, log_path: Pa
     import torch
     from torch import profiler
 
+    shadow = None
     try:
+        shadow = _enter_emulation(target)
         state = target.setup()
         activities = [getattr(profiler.ProfilerActivity, name.upper())
                       for name in recorded_activities(target.device)]
@@ -191,6 +226,8 @@ def _run(target: Target, settings: CaptureSettings, raw_path: Path, log_path: Pa
         outcome["threads"] = threads
     except BaseException as error:  # reported on the calling thread
         outcome["error"] = error
+    finally:
+        _leave_emulation(shadow, outcome)
 
 
 def _experimental_config(torch: Any, *, cuda: bool) -> Any:

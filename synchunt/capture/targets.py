@@ -38,7 +38,7 @@ class Target:
     step: Callable[[Any], Any]
     thread_name: str
     params: Mapping[str, Any] = field(default_factory=dict)
-    device: str = "cpu"
+    device: str = "cpu"  # or "shadow-cuda": the code runs with "cuda" under the shadow device, on the CPU
     project_root: str | None = None
     user_packages: tuple[str, ...] = ()
 
@@ -57,6 +57,12 @@ def resolve_target(spec: str, options: Mapping[str, str] | None = None, *, small
     it is also passed to a target that has a ``device`` parameter or field and was not given one.
     """
     options = dict(options or {})
+    # --device shadow-cuda: the target's code is given "cuda" and runs under the shadow device.
+    shadow = (device if device is not None else options.get("device", "")).strip().lower() == SHADOW_DEVICE
+    if shadow and device is not None:
+        device = "cuda"
+    elif shadow:
+        options["device"] = "cuda"
     if ":" not in spec:  # workload names never contain a colon
         if setup is not None:
             raise UsageError("--setup is for module:function and file.py:function targets; a workload has its own")
@@ -68,13 +74,16 @@ def resolve_target(spec: str, options: Mapping[str, str] | None = None, *, small
         if not root.is_dir():
             raise UsageError(f"--project-root {project_root}: no such folder")
         target = dataclasses.replace(target, project_root=str(root))
-    return target
+    return dataclasses.replace(target, device=SHADOW_DEVICE) if shadow else target
+
+
+SHADOW_DEVICE = "shadow-cuda"
 
 
 def check_device(device: str) -> str:
     device = device.strip().lower()
-    if device != "cpu" and device != "cuda" and not (device.startswith("cuda:") and device[5:].isdigit()):
-        raise UsageError(f"unknown device {device!r}; use cpu, cuda or cuda:N")
+    if device not in ("cpu", "cuda", SHADOW_DEVICE) and not (device.startswith("cuda:") and device[5:].isdigit()):
+        raise UsageError(f"unknown device {device!r}; use cpu, cuda, cuda:N or {SHADOW_DEVICE}")
     return device
 
 

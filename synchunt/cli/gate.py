@@ -51,7 +51,8 @@ def gate_command(
     = GateFormat(GATE_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
     target: Annotated[str | None, typer.Option(
-        "--target", help="Profile this workload (or module:function) first, then gate its trace.")] = None,
+        "--target", help="Profile this workload (or module:function) first, then gate its trace; --device "
+        "shadow-cuda among its options profiles it as on a one-GPU machine, emulated on the CPU.")] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="With --target: keep the trace in this folder (default: a temporary one).")] = None,
     small: Annotated[bool, typer.Option("--small", help="With --target: the workload's small preset.")] = False,
@@ -66,7 +67,8 @@ def gate_command(
     to judge (no usable events, a cut trace without --allow-partial, a profiled thread that recorded nothing).
 
     `synchunt gate traces/*.json.gz --baseline synchunt-baseline.toml`, or profile and gate in one go:
-    `synchunt gate --target hicache-dcp --impl sliced --device cpu`.
+    `synchunt gate --target hicache-dcp --impl sliced --device cpu` (`--device shadow-cuda` on a CPU-only machine
+    counts only the syncs of what the code puts on the GPU).
     """
     import dataclasses
 

@@ -22,8 +22,10 @@ def profile_command(
         "--setup", help="Set-up function (module:function, or a name in the target's module) run once, "
         "unprofiled; what it returns is passed to the step's first parameter.")] = None,
     device: Annotated[str | None, typer.Option(
-        "--device", help="What to record: cpu, or cuda / cuda:N for CUDA activities too (default: the target's "
-        "own device option or default, else cpu). Also passed to a target with a device parameter.")] = None,
+        "--device", help="What to record: cpu, or cuda / cuda:N for CUDA activities too, or shadow-cuda: run on "
+        "the CPU as on a one-GPU machine, so that only device data reaching the host counts (docs/profile.md; "
+        "default: the target's own device option or default, else cpu). Also passed to a target with a device "
+        "parameter (shadow-cuda as cuda).")] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the trace (and report).")] = Path("traces"),
     warmup: Annotated[int, typer.Option(help="Iterations run before the recorded window.")] = 1,
     iterations: Annotated[int, typer.Option(help="Recorded iterations.")] = 1,

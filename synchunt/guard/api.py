@@ -44,7 +44,7 @@ class Watch(ContextDecorator):
         return None
 
     def is_violation(self, record: SyncRecord) -> bool:
-        return not record.allowed and (self.include_latent or not record.latent)
+        return not record.allowed and record.counts and (self.include_latent or not record.latent)
 
     # -- results ---------------------------------------------------------------------------------------------
     @property
@@ -55,7 +55,8 @@ class Watch(ContextDecorator):
 
     @property
     def violations(self) -> list[SyncRecord]:
-        """Records that are neither in an ``allow_syncs`` region nor (with ``latent=False``) latent."""
+        """Records that are neither in an ``allow_syncs`` region, nor (with ``latent=False``) latent, nor host-resident
+        under the shadow device."""
         return [record for record in self.syncs if self.is_violation(record)]
 
     def count(self, code: str | None = None) -> int:

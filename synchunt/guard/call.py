@@ -99,4 +99,8 @@ def describe_call(call: OpCall, limit: int = 160) -> str:
 
 
 def is_latent(call: OpCall) -> bool:
-    return not any(on_device(t) for t in call.tensors())
+    """No tensor of the op is on a device, and it makes none there (``t.to(device)`` of a host tensor is not)."""
+    if any(on_device(t) for t in call.tensors()):
+        return False
+    target = call.arg("device")
+    return target is None or torch.device(target).type in HOST_DEVICE_TYPES

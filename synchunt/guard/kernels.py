@@ -26,6 +26,7 @@ from synchunt.guard.call import OpCall, describe_call, is_latent, schema_slots
 from synchunt.guard.classify import Predicate, classify
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.reporting import op_name, run_and_report
+from synchunt.shadow.tensor import ShadowTensor
 
 KEY = torch._C.DispatchKey.PreDispatch
 _is_excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
@@ -48,8 +49,10 @@ def _below(op: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 
 
 def _has_python_key(call: OpCall) -> bool:
-    """Fake, functional and other Python tensor subclasses: their real ops, if any, come through again."""
-    return any(torch._C._dispatch_keys(tensor).has(_PYTHON_KEY) for tensor in call.tensors())
+    """Fake, functional and other Python tensor subclasses: their real ops, if any, come through again. Not the
+    shadow device's tensors: the op seen here, on the device tensors the user holds, is the one to classify."""
+    return any(torch._C._dispatch_keys(tensor).has(_PYTHON_KEY) and not isinstance(tensor, ShadowTensor)
+               for tensor in call.tensors())
 
 
 def make_kernel(func: torch._ops.OpOverload, entries: tuple[tuple[str, Predicate], ...],

@@ -26,6 +26,7 @@ from synchunt.guard.frames import capture_stack
 from synchunt.guard.reporting import report, run_and_report
 from synchunt.rules import RULES, PatchEffect, catch_all_rule
 from synchunt.rules.reviewed import NOT_HOST_SYNC_CALLS
+from synchunt.shadow import state as shadow_state
 
 _SYNC_DEBUG_MESSAGE = "called a synchronizing CUDA operation"
 
@@ -172,7 +173,7 @@ def _plan() -> PatchPlan:
     """(owner, attribute, wrapper factory) for every patch this torch build has, resolved once."""
     global _PLAN
     if _PLAN is None:
-        cuda, plan = torch.cuda.is_available(), []
+        cuda, plan = _real_cuda(), []
         for rule in RULES:
             for patch in rule.guard_patches:
                 owner, name = _resolve_owner(patch.target), patch.target.rsplit(".", 1)[1]
@@ -190,14 +191,35 @@ def _plan() -> PatchPlan:
     return _PLAN
 
 
+def _real_cuda() -> bool:
+    """CUDA is here, not emulated: under the shadow device its explicit syncs come through :func:`_shadow_call`."""
+    return torch.cuda.is_available() and not shadow_state.is_active()
+
+
+def _shadow_call(target: str, tensor: torch.Tensor | None, run: Callable[[], Any]) -> Any:
+    """A call the shadow device makes for the user where the patch cannot see it (``tolist`` of a shadow tensor,
+    its ``torch.cuda.synchronize``): reported as the catalogue's patch for ``target`` would report it."""
+    known = _SHADOW_CALLS.get(target)
+    if known is None:
+        return run()
+    wrapper = _reporting(known[0], known[1], lambda *args: run())
+    return wrapper(tensor) if tensor is not None else wrapper()
+
+
+_SHADOW_CALLS: dict[str, tuple[str, str]] = {patch.target: (rule.code, patch.op_name) for rule in RULES
+                                              for patch in rule.guard_patches if patch.effect is not PatchEffect.MARK}
+
+
 class Patches:
     """The catalogue's guard patches (and on CUDA the sync-debug signal), installed on construction."""
 
     def __init__(self) -> None:
         self._patches = [_AttributePatch(owner, name, make) for owner, name, make in _plan()]
-        self._sync_debug = _SyncDebugSignal() if torch.cuda.is_available() else None
+        self._sync_debug = _SyncDebugSignal() if _real_cuda() else None
+        shadow_state.set_reporter(_shadow_call)
 
     def undo(self) -> None:
+        shadow_state.set_reporter(None)
         for patch in reversed(self._patches):
             patch.undo()
         self._patches = []

@@ -20,6 +20,9 @@ class SyncRecord:
     (the aten op and its arguments), ``"method"`` (a Tensor method that reads to the host without dispatching,
     e.g. ``tolist``), ``"explicit"`` (``torch.cuda.synchronize()`` and friends) or ``"sync-debug"`` (torch's
     CUDA sync debug mode alone). ``confirmed`` is true when torch's CUDA sync debug mode also reported it.
+    ``residency`` says where the op's data was: ``"device"`` (a real device, or the shadow device) or ``"host"``;
+    ``shadow`` is true when the record was made under the shadow device (``synchunt.shadow_device()``): every
+    record is then latent (nothing synced), and a host-resident one is kept but never counted.
     """
 
     rule: str
@@ -35,6 +38,17 @@ class SyncRecord:
     confirmed: bool = False
     allowed: bool = False
     allow_reason: str | None = None
+    residency: str = ""  # "" when made without it: filled in from ``latent``
+    shadow: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.residency:
+            object.__setattr__(self, "residency", "host" if self.latent else "device")
+
+    @property
+    def counts(self) -> bool:
+        """False for a host-resident record of a shadow-device run: the same code never syncs there on a GPU."""
+        return not (self.shadow and self.residency == "host")
 
     @property
     def location(self) -> str:
@@ -43,6 +57,8 @@ class SyncRecord:
     def describe(self) -> str:
         """One line: rule, op, location, function, and what kind of sync it is."""
         kind = "latent" if self.latent else "sync"
+        if self.shadow:
+            kind = "shadow device" if self.residency == "device" else "host-resident, not counted"
         allowed = f", allowed: {self.allow_reason}" if self.allowed else ""
         detail = f" [{self.detail}]" if self.detail else ""
         return (f"{self.rule} {self.op} at {self.location} in {self.function} "

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from synchunt.guard import scope
 from synchunt.guard.frames import RawFrame
 from synchunt.guard.records import SyncRecord
+from synchunt.shadow.state import is_active as shadow_active
 
 Result = TypeVar("Result")
 
@@ -18,14 +19,17 @@ def report(entries: Sequence[scope.Entry], rule: str, op: str, *, latent: bool, 
     """Deliver one record to each guard in ``entries``; raise the first error a guard hands back."""
     allow_reason = scope.allow_reason()
     thread = threading.current_thread().name
+    # Under the shadow device an op on its (device-resident) tensors would sync on a GPU, but none synced here.
+    shadow = shadow_active()
+    residency = "host" if latent else "device"
     errors: list[BaseException] = []
     for recorder in dict.fromkeys(entry.recorder for entry in entries):  # entered twice (recursion): once
         frames = recorder.frame_filter.user_frames(raw)
         innermost = frames[0]
         record = SyncRecord(rule=rule, op=op, file=innermost.file, line=innermost.line,
-                            function=innermost.function, stack=frames, thread=thread, latent=latent,
+                            function=innermost.function, stack=frames, thread=thread, latent=latent or shadow,
                             detail=detail, source=source, allowed=allow_reason is not None,
-                            allow_reason=allow_reason)
+                            allow_reason=allow_reason, residency=residency, shadow=shadow)
         error = recorder.receive(record)
         if error is not None:
             errors.append(error)

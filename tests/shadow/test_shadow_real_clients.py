@@ -1,0 +1,62 @@
+"""Real clients where they are installed (not a synchunt dependency): diffusers' Euler scheduler keeps its sigmas on
+the host by design, transformers' generate() loop reads a device flag once per token."""
+
+from __future__ import annotations
+
+import linecache
+from collections import Counter
+
+import pytest
+import torch
+
+from synchunt.guard import watch
+from synchunt.shadow import shadow_device
+
+
+def _denoise(diffusers, device: str) -> torch.Tensor:
+    scheduler = diffusers.EulerDiscreteScheduler()
+    scheduler.set_timesteps(10, device=device)
+    latents = torch.randn(1, 4, 8, 8, device=device)
+    for timestep in scheduler.timesteps:
+        noise = scheduler.scale_model_input(latents, timestep) * 0.1
+        latents = scheduler.step(noise, timestep, latents).prev_sample
+    return latents
+
+
+def test_diffusers_sigmas_reads_stop_counting_and_their_copy_starts() -> None:
+    diffusers = pytest.importorskip("diffusers")
+    with watch() as cpu_run:
+        _denoise(diffusers, "cpu")
+    with shadow_device() as shadow, watch() as guard:
+        latents = _denoise(diffusers, "cuda")
+    counted = Counter(record.rule for record in guard.violations)
+    assert counted == Counter({"SH202": 2, "SH201": 1, "SH103": 1, "SH109": 1})  # copies in, sigmas out, index
+    copy_out = next(r for r in guard.violations if r.rule == "SH201")
+    assert 'sigmas.to("cpu")' in linecache.getline(copy_out.file, copy_out.line)
+    host = [record for record in guard.syncs if record.residency == "host"]
+    assert host and all(not record.counts for record in host)  # the comparisons of host sigmas
+    assert latents.is_cuda and shadow.notes == ()
+    # The CPU run counts every one of those host reads, and cannot see the copies.
+    assert {(r.file, r.line) for r in host} <= {(r.file, r.line) for r in cpu_run.violations}
+    assert cpu_run.count() == len(host) + 2 and cpu_run.count("SH202") == 0
+
+
+@pytest.mark.slow
+def test_transformers_generate_runs_on_the_shadow_device_with_the_cpu_tokens() -> None:
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=32,
+                                     bos_token_id=0, eos_token_id=0)
+    tokens = {}
+    for device in ("cpu", "cuda"):
+        with shadow_device() as shadow:
+            torch.manual_seed(0)
+            model = transformers.GPT2LMHeadModel(config).to(device).eval()
+            with torch.no_grad(), watch() as guard:
+                out = model.generate(torch.tensor([[1, 2, 3]], device=device), max_new_tokens=5, do_sample=False,
+                                     pad_token_id=0)
+            tokens[device] = out.tolist()
+            if device == "cuda":
+                assert out.is_cuda and shadow.notes == ()
+                assert {r.residency for r in guard.syncs} == {"device"}
+                assert Counter(r.rule for r in guard.violations)["SH110"] >= 4  # a device flag read per token
+    assert tokens["cpu"] == tokens["cuda"]
