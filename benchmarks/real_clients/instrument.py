@@ -316,10 +316,33 @@ class SyncRecorder:
         self._patch("__bool__", truthiness)
         self._patch("tolist", reading("device-to-host", "Tensor.tolist"))
         self._patch("numpy", reading("device-to-host", "Tensor.numpy"))
+        def creating(name: str) -> None:
+            original = getattr(torch, name)
+
+            def make(*args: Any, **kwargs: Any) -> Any:
+                result = original(*args, **kwargs)
+                device = kwargs.get("device")
+                # A torch.device object may be `x.device`, the device on a GPU run: only no device or the literal
+                # "cpu" names the host.
+                if isinstance(result, torch.Tensor) and (
+                        device is None or (isinstance(device, str) and device.split(":")[0] == "cpu")):
+                    recorder.host.add(result)  # made on the host: a CPU tensor on a GPU run too
+                return result
+
+            setattr(torch, name, make)
+            self._undo.append(lambda: setattr(torch, name, original))
+
         self._patch("cpu", moving)
         self._patch("to", moving)
         for name in ("tensor", "as_tensor", "from_numpy"):
             making(name)
+        # Factories that make data where they are told (no host data to copy): on the host when no device is
+        # named or the literal "cpu" is (diffusers' randn_tensor draws on "cpu" for a CPU generator, then moves).
+        for name in HOST_FACTORIES:
+            creating(name)
+
+
+HOST_FACTORIES = ("randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "full", "arange", "linspace")
 
 
 def _copied(source: torch.Tensor, result: torch.Tensor) -> torch.Tensor:

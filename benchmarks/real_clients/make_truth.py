@@ -16,7 +16,7 @@ branches of ``cuda_branches.py`` in place, under these rules:
   blocking copy on a GPU one (``copy_`` without ``non_blocking`` is ``cudaMemcpyAsync`` + ``cudaStreamSynchronize``);
 - ``torchvision::nms`` waits twice per call on CUDA (its kernel copies the IoU mask to the host, and the kept
   indices back with a blocking copy), and not at all visibly on CPU (counted once there: the catalogue entry);
-- what review.toml drops, each with its reason.
+- what review.toml drops, and what it adds (a GPU run's own branch no CPU run enters), each with its reason.
 
 Never imports synchunt.
 """
@@ -150,6 +150,13 @@ def truth_for(name: str, review: dict[str, Any]) -> dict[str, Any]:
             if kind in CPU_ONLY_ABSENT:
                 _why(entry, "a no-op on a CPU run; a blocking host-to-device copy (copy_ without non_blocking: "
                             "cudaMemcpyAsync + cudaStreamSynchronize) on a GPU one")
+    for added in settings.get("add", []):  # what only a GPU run does and no CPU run shows (a device branch)
+        site_file, _, site_line = added["site"].rpartition(":")
+        via_file, _, via_line = added["via"].rpartition(":")
+        entry = row((added["kind"], added["op"], site_file, int(site_line), added["function"], via_file,
+                     int(via_line), False))
+        entry["cuda_path"] += int(added["cuda_path"])
+        _why(entry, " ".join(added["why"].split()))
     for entry in rows.values():
         if entry["cpu_path"] and not entry["cuda_path"] and not entry["cuda_why"]:
             _why(entry, "not reached on CUDA: " + "; ".join(

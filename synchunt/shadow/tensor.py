@@ -28,6 +28,16 @@ class ShadowTensor(torch.Tensor):
 
     @staticmethod
     def __new__(cls, host: torch.Tensor, device: torch.device) -> ShadowTensor:
+        if torch.is_inference_mode_enabled():
+            # Under inference mode a new wrapper would be an inference tensor, and the dispatcher then fails to
+            # share a view's version counter with its (normal) base: `for t in timesteps` inside
+            # `torch.inference_mode()`. The wrapper only says where the data is; its host data keeps the mode.
+            with torch.inference_mode(False):
+                return cls._wrap(host, device)
+        return cls._wrap(host, device)
+
+    @classmethod
+    def _wrap(cls, host: torch.Tensor, device: torch.device) -> ShadowTensor:
         wrapper = torch.Tensor._make_wrapper_subclass(
             cls, host.size(), strides=host.stride(), storage_offset=host.storage_offset(), dtype=host.dtype,
             layout=host.layout, device=device, requires_grad=False)

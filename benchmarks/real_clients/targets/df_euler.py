@@ -5,12 +5,12 @@ from diffusers import EulerDiscreteScheduler, UNet2DModel
 from diffusers.utils.torch_utils import randn_tensor
 
 
-def setup():
+def setup(device: str = "cpu"):
     torch.manual_seed(0)
     torch.set_num_threads(1)  # one intra-op thread: a step's time does not depend on how busy the cores are
     unet = UNet2DModel(sample_size=16, in_channels=3, out_channels=3, layers_per_block=1,
                        block_out_channels=(16, 32), down_block_types=("DownBlock2D", "DownBlock2D"),
-                       up_block_types=("UpBlock2D", "UpBlock2D"), norm_num_groups=8).eval()
+                       up_block_types=("UpBlock2D", "UpBlock2D"), norm_num_groups=8).eval().to(device)
     scheduler = EulerDiscreteScheduler(num_train_timesteps=1000)
     return unet, scheduler
 

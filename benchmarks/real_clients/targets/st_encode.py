@@ -15,7 +15,7 @@ SENTENCES = ["the model reads a page from the cache", "decode is slow when the h
              "short request"]
 
 
-def setup():
+def setup(device: str = "cpu"):
     torch.manual_seed(0)
     torch.set_num_threads(1)  # one intra-op thread: a step's time does not depend on how busy the cores are
     folder = Path(tempfile.mkdtemp(prefix="st-encode-"))
@@ -25,7 +25,7 @@ def setup():
     config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                         intermediate_size=64, max_position_embeddings=64)
     BertModel(config).save_pretrained(folder)
-    return SentenceTransformer(str(folder), device="cpu")
+    return SentenceTransformer(str(folder), device=device)
 
 
 def step(model):

@@ -4,11 +4,11 @@ import torch
 from torchvision.models.detection import ssdlite320_mobilenet_v3_large
 
 
-def setup():
+def setup(device: str = "cpu"):
     torch.manual_seed(0)
     torch.set_num_threads(1)  # one intra-op thread: a step's time does not depend on how busy the cores are
-    model = ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4).eval()
-    images = [torch.rand(3, 320, 320)]
+    model = ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4).eval().to(device)
+    images = [torch.rand(3, 320, 320).to(device)]
     return model, images
 
 
