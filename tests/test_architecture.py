@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "trace": set(),
     "detect": {"rules", "trace"},
     "impact": {"rules", "trace", "detect"},
-    "attribute": {"rules", "trace", "detect", "impact", "lint"},  # lint: its matchers find exact lines
+    "attribute": {"rules", "trace", "detect", "impact", "lint", "fixes"},  # lint: exact lines; fixes: rewrites
     "compare": {"attribute"},
     "report": {"trace", "attribute", "compare"},
     "gate": {"rules", "attribute"},

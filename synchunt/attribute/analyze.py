@@ -14,6 +14,7 @@ from synchunt.attribute.enrich import attribute, set_aside_calls
 from synchunt.attribute.guard_merge import guard_sequence, merge_guard
 from synchunt.attribute.lines import exact_lines
 from synchunt.attribute.model import Analysis, Collectives, PartialRead, Sync, TraceInfo
+from synchunt.attribute.rewrites import site_rewrites
 from synchunt.attribute.sources import split_sources
 from synchunt.attribute.via_lines import exact_via_lines
 from synchunt.attribute.warmup import mark_warmup
@@ -74,6 +75,9 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
     records = exact_via_lines(exact_lines(merged.records, trace), trace, bound)
     if detection.mode is Mode.LATENT:
         records = with_device_branches(records)
+    rewrites = site_rewrites(records, trace)
+    if rewrites:
+        info = msgspec.structs.replace(info, rewrites=rewrites)
     return Analysis((info,), records, {"mode": mode.value})
 
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from synchunt.attribute.model import Sync
+from synchunt.attribute.model import CallSite, Sync
+from synchunt.sites import Frame
 from synchunt.source_map import find_source, source_roots
 from synchunt.trace import Trace
 from synchunt.trace.vocab import GUARD_PASS_KEY
@@ -54,7 +55,7 @@ def exact_lines(records: Sequence[Sync], trace: Trace) -> tuple[Sync, ...]:
             continue
         exact = msgspec.structs.replace(site, line=found.lines[0], def_line=site.def_line or site.line,
                                         line_source="exact", line_note=None)
-        resolved.append(msgspec.structs.replace(record, call_site=exact))
+        resolved.append(msgspec.structs.replace(record, call_site=exact, stack=_with_line(record.stack, site, exact)))
     return tuple(resolved)
 
 
@@ -67,6 +68,13 @@ def _unresolved(record: Sync, note: str) -> Sync:
     if site is None or site.line_source != "def":
         return record
     return msgspec.structs.replace(record, call_site=msgspec.structs.replace(site, line_note=note))
+
+
+def _with_line(stack: tuple[Frame, ...], was: CallSite, now: CallSite) -> tuple[Frame, ...]:
+    """The stack with the call site's frame at its exact line (the trace named its function's first line)."""
+    return tuple(Frame(frame.file, now.line, frame.function)
+                 if (frame.file, frame.line, frame.function) == (was.file, was.line, was.function) else frame
+                 for frame in stack)
 
 
 def _why_def(function: str, rule: str, *, readable: bool) -> str:

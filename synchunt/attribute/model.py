@@ -13,6 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from synchunt.detect.model import SetAside
+from synchunt.findings import Rewrite
 from synchunt.impact.model import SyncImpact
 from synchunt.sites import Frame, site_key, site_label
 
@@ -138,6 +139,15 @@ class Collectives(msgspec.Struct, frozen=True):
     start_us: tuple[float, ...]
 
 
+class SiteRewrite(msgspec.Struct, frozen=True):
+    """The tailored rewrite (``synchunt.fixes``) of the sync of ``rule`` at ``file:line``."""
+
+    file: str
+    line: int
+    rule: str
+    rewrite: Rewrite
+
+
 class TraceInfo(msgspec.Struct, frozen=True):
     """One analysed trace. ``threads``/``scopes`` list every thread (name and tid) and ``record_function`` scope
     it has, so that a filter naming something absent is refused; ``None`` when unknown (older analyses)."""
@@ -158,6 +168,7 @@ class TraceInfo(msgspec.Struct, frozen=True):
     collectives: Collectives | None = None  # None: the trace has no collective kernel
     # Trace syncs left out because the shadow device saw their data on the host (not syncs on a GPU).
     host_resident: int = 0
+    rewrites: tuple[SiteRewrite, ...] = ()  # tailored rewrites of its exact call sites (suggestions: unchecked)
 
 
 class Summary(msgspec.Struct, frozen=True):
@@ -222,6 +233,8 @@ class SiteSummary(msgspec.Struct, frozen=True):
     call_site: CallSite | None = None
     via: CallSite | None = None
     warmup: int = 0
+    # The tailored rewrite of this site's line (one rule's), when a pattern fits: a suggestion until checked.
+    rewrite: Rewrite | None = None
     details: tuple[Detail, ...] = ()
     op_chains: tuple[tuple[str, int], ...] = ()
     paths: tuple[CallPath, ...] = ()
@@ -268,7 +281,7 @@ class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
     def sites(self) -> tuple[SiteSummary, ...]:
         from synchunt.attribute.summary import group_sites
 
-        return group_sites(self.records)
+        return group_sites(self.records, [item for info in self.traces for item in info.rewrites])
 
     @cached_property
     def shared_details(self) -> tuple[Detail, ...]:

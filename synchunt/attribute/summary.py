@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from synchunt.attribute.fields import site_details
-from synchunt.attribute.model import CallPath, Detail, ScopeSummary, SiteSummary, Sync, known_sum
+from synchunt.attribute.model import CallPath, Detail, ScopeSummary, SiteRewrite, SiteSummary, Sync, known_sum
+from synchunt.findings import Rewrite
 from synchunt.sites import natural_key, scope_label
 from synchunt.units import format_us, plural
 
 
-def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
+def group_sites(records: tuple[Sync, ...], rewrites: Sequence[SiteRewrite] = ()) -> tuple[SiteSummary, ...]:
     """One summary per call site label (where the syncs happen, and via which user frame): most device idle
     caused first, then most stall, then most syncs (ties in first-seen order); sites whose idle is unknown
     (latent) order by stall after those with a known idle. Stall and idle are steady state's; warm-up syncs are
@@ -23,14 +25,17 @@ def group_sites(records: tuple[Sync, ...]) -> tuple[SiteSummary, ...]:
         if label is None:
             label = labels[key] = record.site
         groups.setdefault(label, []).append(record)
-    sites = [_site(label, members) for label, members in groups.items()]
+    by_line = {(item.file, item.line, item.rule): item.rewrite for item in rewrites}
+    sites = [_site(label, members, by_line) for label, members in groups.items()]
     return tuple(sorted(sites, key=lambda s: (s.device_idle_us is None, -(s.device_idle_us or 0.0), -s.stall_us,
                                               -s.count)))
 
 
-def _site(label: str, members: list[Sync]) -> SiteSummary:
+def _site(label: str, members: list[Sync], rewrites: dict[tuple[str, int, str], Rewrite]) -> SiteSummary:
     first = members[0]
     site = first.call_site
+    keys = [(site.file, site.line, rule) for rule in sorted({m.rule for m in members})] if site is not None else []
+    rewrite = next((rewrites[key] for key in keys if key in rewrites), None)
     steady = [m for m in members if m.phase == "steady"] or members
     confirmed = sum(1 for m in members if m.confirmed)
     chains = Counter(_chain(m) for m in members)
@@ -48,6 +53,7 @@ def _site(label: str, members: list[Sync]) -> SiteSummary:
         max_idle_us=max((m.device_idle_us for m in steady if m.device_idle_us is not None), default=None),
         collective_delay_us=known_sum([m.collective_delay_us for m in members]),
         where=first.where, call_site=site, via=first.via, warmup=sum(1 for m in members if m.phase != "steady"),
+        rewrite=rewrite,
         details=site_details(members), op_chains=tuple(chains.most_common()),
         paths=tuple(CallPath(frames=stack, op_chain=chain, rule=rule, count=count,
                              user=tuple(frame.file in users for frame in stack))

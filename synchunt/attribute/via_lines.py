@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import msgspec
 
 from synchunt.attribute.model import CallSite, Sync
-from synchunt.sites import FrameFilter
+from synchunt.sites import Frame, FrameFilter
 from synchunt.source_map import find_source, source_roots
 from synchunt.trace import Trace
 
@@ -45,7 +45,10 @@ def exact_via_lines(records: Sequence[Sync], trace: Trace, frame_filter: FrameFi
             continue
         exact = CallSite(via.file, line, via.function, def_line=via.def_line or via.line, line_source="exact",
                          user=via.user)
-        out.append(msgspec.structs.replace(record, via=exact))
+        stack = tuple(Frame(frame.file, line, frame.function)
+                      if (frame.file, frame.line, frame.function) == (via.file, via.line, via.function) else frame
+                      for frame in record.stack)
+        out.append(msgspec.structs.replace(record, via=exact, stack=stack))
     return tuple(out)
 
 

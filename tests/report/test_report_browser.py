@@ -72,6 +72,8 @@ def test_report_browser_masked(browser, masked_full: Path, tmp_path: Path, artif
                                                      "report-callpath"}
     assert "start_loading › layer_0..26 ×2 each (27 scopes)" in state["text"]
     assert "indices[dcp_rank::dcp_size]" in state["text"]  # the rule's sync-free alternative
+    assert "rewrite of this line: a strided slice" in state["text"]  # and the user's own line rewritten
+    assert "the rule's example (SH101), not a rewrite of this line" in state["text"]
     timeline = state["svg"]["report-timeline-0"]
     assert "scheduler · syncs" in timeline["yticks"] and not any("GPU" in t for t in timeline["yticks"])
     # 54 markers close together: labelled where a label fits, by their rule code.

@@ -151,8 +151,10 @@ def test_set_aside_and_partial_notes_reach_the_page(gpu: Analysis, gpu_trace: Pa
     header = data_island(html_report(partial))["sides"][0]["model"]["header"]
     assert header["traces"][0]["partial"].startswith("partial trace: ")
     data = gpu.to_json()
-    data["traces"][0]["set_aside"] = [{"runtime": "cudaDeviceSynchronize", "ts_us": 151_000.0, "stall_us": 5.0,
-                                       "thread": data["syncs"][0]["thread"],
+    thread = data["syncs"][0]["thread"]
+    data["traces"][0]["set_aside"] = [{"event": 0, "runtime": "cudaDeviceSynchronize", "ts_us": 151_000.0,
+                                       "stall_us": 5.0, "pid": thread["pid"], "tid": thread["tid"],
+                                       "thread": thread["name"],
                                        "reason": "torch.profiler synchronizes the device when its recording window "
                                                  "closes"}]
     header = data_island(html_report(Analysis.from_json(data)))["sides"][0]["model"]["header"]

@@ -86,6 +86,15 @@ def _body(site: SiteSummary, rules: list, shared: tuple[Detail, ...]):  # type: 
     for rule in rules:
         body.append(f"\n{'fix:':<{width}} ", style="dim")
         body.append(rule.fix, style="green")
+    rewrite = site.rewrite
+    if rewrite is not None:
+        body.append(f"\n{'rewrite:':<{width}} ", style="dim")
+        body.append(f"{label(rewrite.original)} → {label(rewrite.replacement)}", style="green")
+        if rewrite.condition:
+            body.append(f"\n{'when:':<{width}} ", style="dim")
+            body.append(label(rewrite.condition))
+        state = "checked" if rewrite.checked else "a suggestion, not checked: synchunt lint --check-fixes checks it"
+        body.append(f"\n{'':<{width}} ({rewrite.title}; {state})", style="dim")
     return body
 
 

@@ -141,6 +141,13 @@
           s.source.file.split("/").pop() + ":" + s.source.line }));
         fix.appendChild(el("pre", { cls: "source", "data-source": "", text: s.source.text }));
       }
+      if (s.rewrite) {
+        var w = s.rewrite;
+        fix.appendChild(el("div", { cls: "muted", "data-rewrite": w.pattern, text: "rewrite of this line: " + w.title +
+          (w.checked ? " (checked)" : " (a suggestion, not checked: synchunt lint --check-fixes checks it)") }));
+        fix.appendChild(el("pre", { cls: "rewrite", text: w.original + "\n\u2192 " + w.replacement }));
+        if (w.condition) fix.appendChild(el("div", { cls: "muted", text: "equivalent when: " + w.condition }));
+      }
       s.rules.forEach(function (code) {
         var r = rules[code];
         ruleCell.appendChild(el("div", {}, el("b", { text: r.code }), " " + r.name));
