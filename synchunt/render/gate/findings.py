@@ -3,9 +3,7 @@ syncs, plus one problem per stale or expired baseline entry, located at the entr
 
 from __future__ import annotations
 
-from collections import Counter
-
-from synchunt.attribute import Analysis, SiteSummary, Sync
+from synchunt.attribute import Analysis, SiteSummary
 from synchunt.findings import Confidence, Finding, Severity
 from synchunt.gate.evaluate import EntryUsage, GateResult
 from synchunt.render.text import label
@@ -43,17 +41,17 @@ def _sync_findings(counted: Analysis, severity: Severity) -> list[Finding]:
             if where is not None and not where.user and site.via is None:
                 continue
             at = where if where is None or where.user else site.via
-            group = [sync for sync in of_rule.records if sync.site == site.site]
             findings.append(Finding(
-                code=code, message=_message(group, code, site),
+                code=code, message=_message(code, site),
                 # Without a Python frame the only place to point at is the trace the sync was found in.
-                path=at.file if at else group[0].trace, line=max(at.line, 1) if at else 1, severity=severity,
+                path=at.file if at else next(r.trace for r in of_rule.records if r.site == site.site),
+                line=max(at.line, 1) if at else 1, severity=severity,
                 confidence=Confidence.HIGH if site.confirmed else Confidence.MEDIUM,
                 scope=at.function if at else None))
     return findings
 
 
-def _message(group: list[Sync], code: str, site: SiteSummary) -> str:
+def _message(code: str, site: SiteSummary) -> str:
     rule = get_rule(code)
     evidence = [f"{count} {name}" for count, name in ((site.confirmed, "confirmed"), (site.latent, "latent"))
                 if count]
@@ -65,7 +63,7 @@ def _message(group: list[Sync], code: str, site: SiteSummary) -> str:
     where = site.call_site
     if where is not None and not where.user:
         text += f"; it happens in the library at {label(site.where)}"
-    scopes = compress_scopes(dict(Counter(s.scope for s in group if s.scope)), limit=3)
+    scopes = compress_scopes({scope: count for scope, count in site.scopes.items() if scope}, limit=3)
     if scopes:
         text += f"; scopes {label('; '.join(scopes))}"
     if where is None:
