@@ -17,13 +17,17 @@ from typing import Any
 
 import msgspec
 
-from synchunt.library_code import LIBRARY_PACKAGES
 from synchunt.source_map import SITE_PACKAGES, STDLIB, USER, SourceMap
 
 PROFILER_STEP = re.compile(r"^ProfilerStep#\d+$")
 NO_SCOPE = "(no scope)"
 NO_FRAME = "<no Python frame>"
 SCOPE_SEPARATOR = " › "
+# Top-level packages that are library code rather than the user's when picking a call site (standard library and
+# site-packages code is recognised by location on top of this list). Trace frames are named by file, the guard's by
+# module: both read this one list.
+LIBRARY_PACKAGES: tuple[str, ...] = ("torch", "functorch", "triton", "synchunt", "typer", "click", "rich",
+                                     "pandas", "numpy", "pluggy", "_pytest", "pytest")
 _KINETO_FRAME = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
 
 

@@ -23,7 +23,7 @@ from synchunt.capture.native import profiler_call
 from synchunt.capture.targets import SHADOW_DEVICE, Target
 from synchunt.capture.tracefile import unique_trace_path, write_gzip_with_metadata
 from synchunt.errors import TargetError
-from synchunt.library_code import LIBRARY_PACKAGES
+from synchunt.sites import LIBRARY_PACKAGES
 from synchunt.source_map import (
     SOURCE_MAP_KEY,
     SourceMap,

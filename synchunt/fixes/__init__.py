@@ -15,8 +15,7 @@ syncs counted under the runtime guard) only when asked: ``check=True``, which ``
 from __future__ import annotations
 
 from synchunt.findings import Edit, Rewrite, Safety
-from synchunt.fixes.attach import tailor_findings
 from synchunt.fixes.patterns import PATTERNS, Pattern
-from synchunt.fixes.tailor import finish, propose, tailor
+from synchunt.fixes.tailor import finish, propose, tailor, tailor_findings
 
 __all__ = ["PATTERNS", "Edit", "Pattern", "Rewrite", "Safety", "finish", "propose", "tailor", "tailor_findings"]

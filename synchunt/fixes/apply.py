@@ -19,8 +19,8 @@ import msgspec
 from synchunt.errors import UsageError
 from synchunt.files import write_output
 from synchunt.findings import Edit, Finding, Rewrite
-from synchunt.fixes.attach import tailor_findings
 from synchunt.fixes.source import split_lines
+from synchunt.fixes.tailor import tailor_findings
 
 Relint = Callable[[str, str], list[Finding]]  # (text, path) → the findings in that text
 

@@ -1,4 +1,5 @@
-"""From a finding's location to its tailored rewrite: find the node, try the rule's patterns, check the result.
+"""From a finding's location to its tailored rewrite: find the node, try the rule's patterns, check the result;
+and the same for a whole set of findings (each file parsed once).
 
 The rule catalogue says which patterns may serve a rule (``Rule.fix_patterns``, tried in order). A pattern
 whose check fails is never offered: a rewrite that differs from the user's code on inputs that satisfy its own
@@ -8,8 +9,10 @@ condition is wrong, not conditional.
 from __future__ import annotations
 
 import ast
+import dataclasses
+from collections.abc import Callable, Iterable
 
-from synchunt.findings import Rewrite
+from synchunt.findings import Finding, Rewrite
 from synchunt.fixes.model import Proposal
 from synchunt.fixes.patterns import PATTERNS, Site
 from synchunt.fixes.source import Module
@@ -81,3 +84,25 @@ def _nodes_at(module: Module, line: int, column: int | None) -> list[ast.AST]:
 def _size(node: ast.AST) -> int:
     end_line = getattr(node, "end_lineno", None) or 0
     return (end_line - node.lineno) * 10_000 + (getattr(node, "end_col_offset", 0) or 0)  # type: ignore[attr-defined]
+
+
+def tailor_findings(findings: Iterable[Finding], read: Callable[[str], str | None], *,
+                    check: bool = False, parsed: dict[str, Module] | None = None) -> list[Finding]:
+    """``findings`` with ``fix`` set where a pattern fits. ``read(path)`` returns a file's text (``None``:
+    unreadable, its findings stay as they are); ``parsed`` holds modules already parsed, by path
+    (``Module.of(text, tree)`` with the lint's own tree saves the second parse). A rewrite whose check fails is
+    not attached."""
+    modules: dict[str, Module | None] = dict(parsed or {})
+    result = []
+    for finding in findings:
+        if finding.is_problem or finding.fix is not None:
+            result.append(finding)
+            continue
+        if finding.path not in modules:
+            text = read(finding.path)
+            modules[finding.path] = Module.parse(text) if text is not None else None
+        module = modules[finding.path]
+        proposal = propose(finding.code, module, finding.line, finding.column) if module is not None else None
+        rewrite = finish(proposal, check=check) if proposal is not None else None
+        result.append(dataclasses.replace(finding, fix=rewrite) if rewrite is not None else finding)
+    return result

@@ -12,8 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import CodeType
 
-from synchunt.library_code import LIBRARY_PACKAGES
-from synchunt.sites import Frame, FrameFilter, is_stdlib_file
+from synchunt.sites import LIBRARY_PACKAGES, Frame, FrameFilter, is_stdlib_file
 
 DEFAULT_SKIP_MODULES: tuple[str, ...] = LIBRARY_PACKAGES
 

@@ -3,8 +3,7 @@ ranks, how much later the rank entered its next collective."""
 
 from synchunt.impact.collectives import collective_delays
 from synchunt.impact.measure import MAX_WAITED_ON, measure
-from synchunt.impact.model import Activity, CollectiveDelay, DeviceIdle, SiteImpact, SyncImpact
-from synchunt.impact.sites import site_impact
+from synchunt.impact.model import Activity, CollectiveDelay, DeviceIdle, SyncImpact
 
-__all__ = ["MAX_WAITED_ON", "Activity", "CollectiveDelay", "DeviceIdle", "SiteImpact", "SyncImpact",
-           "collective_delays", "measure", "site_impact"]
+__all__ = ["MAX_WAITED_ON", "Activity", "CollectiveDelay", "DeviceIdle", "SyncImpact",
+           "collective_delays", "measure"]

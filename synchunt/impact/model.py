@@ -58,19 +58,6 @@ class SyncImpact(msgspec.Struct, frozen=True):
     returned_us: float | None = None
 
 
-class SiteImpact(msgspec.Struct, frozen=True):
-    """Totals for one call site. ``device_idle_us`` sums the syncs whose idle is known (``None`` when none is:
-    only latent syncs); ``measured`` counts those syncs."""
-
-    site: str
-    count: int
-    measured: int
-    host_stall_us: float
-    device_idle_us: float | None
-    max_idle_us: float | None
-    waited_on_us: float | None
-
-
 class CollectiveDelay(msgspec.Struct, frozen=True):
     """How much later than the earliest rank this rank entered the next collective after a sync.
 

@@ -1,8 +1,12 @@
-"""Text that is safe to show and sized to be read: control characters made visible, long names shortened."""
+"""Text that is safe to show and sized to be read: control characters made visible, long names shortened, rich
+renderables turned into text (with ANSI styles only when the caller asks: a terminal)."""
 
 from __future__ import annotations
 
+import io
+
 from synchunt.printable import one_line, visible
+from synchunt.render.registry import RenderOptions
 
 NAME_LIMIT = 200
 
@@ -20,4 +24,16 @@ def label(text: object, limit: int = NAME_LIMIT) -> str:
     return shorten(one_line(text), limit)
 
 
-__all__ = ["NAME_LIMIT", "label", "one_line", "shorten", "visible"]
+
+def to_text(renderable: object, options: RenderOptions) -> str:
+    """``renderable`` as text ``options.width`` columns wide; styled with ANSI codes when ``options.color``."""
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=options.width, force_terminal=options.color,
+                      color_system="standard" if options.color else None, highlight=False, soft_wrap=False,
+                      emoji=False, markup=False)
+    console.print(renderable)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+__all__ = ["NAME_LIMIT", "label", "one_line", "shorten", "to_text", "visible"]

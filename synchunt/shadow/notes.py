@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from types import CodeType
 
-from synchunt.library_code import LIBRARY_PACKAGES
-from synchunt.sites import FrameFilter, is_stdlib_file
+from synchunt.sites import LIBRARY_PACKAGES, FrameFilter, is_stdlib_file
 
 
 class NoteKind(str, Enum):

@@ -10,7 +10,7 @@ import pytest
 from shared_traces import shared_trace_path
 
 from synchunt.detect import detect
-from synchunt.impact import measure, site_impact
+from synchunt.impact import measure
 from synchunt.impact.measure import CHARGED, NO_NEXT
 from synchunt.trace import load_trace
 
@@ -96,12 +96,3 @@ def test_kineto_legacy_trace():
     assert [(g.start_us, g.end_us, g.idle_us) for g in second.idle] == [(1623142623531272, 1623142623531625, 353)]
     assert second.idle[0].next_activity.name == "cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)"
 
-
-def test_site_totals_on_a_real_trace():
-    _, records, impacts = _load("hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz")
-    sites = site_impact((r.rule, i) for r, i in zip(records, impacts, strict=True))
-    copies = sites[0]
-    assert copies.site == "SH202"  # the pageable copies cause the most idle
-    assert copies.count == 16 and copies.device_idle_us == sum(
-        i.device_idle_us for r, i in zip(records, impacts, strict=True) if r.rule == "SH202")
-    assert [s.device_idle_us for s in sites] == sorted((s.device_idle_us for s in sites), reverse=True)

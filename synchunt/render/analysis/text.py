@@ -5,8 +5,7 @@ from __future__ import annotations
 from synchunt.attribute import Analysis, SiteSummary
 from synchunt.attribute.model import Detail
 from synchunt.render.registry import Renderer, RenderOptions
-from synchunt.render.terminal import to_text
-from synchunt.render.text import label
+from synchunt.render.text import label, to_text
 from synchunt.render.verdict import set_aside_note, stall_summary, trace_line, verdict
 from synchunt.rules import get_rule
 from synchunt.units import format_us, signed_us

@@ -5,8 +5,7 @@ from __future__ import annotations
 from synchunt.compare import Comparison
 from synchunt.render.comparison.headline import headline, side_verdict
 from synchunt.render.registry import Renderer, RenderOptions
-from synchunt.render.terminal import to_text
-from synchunt.render.text import label
+from synchunt.render.text import label, to_text
 from synchunt.units import signed_us
 
 _STATUS_COLOUR = {"gone": "green", "fewer": "green", "new": "red", "more": "red"}

@@ -6,8 +6,7 @@ from collections import Counter
 
 from synchunt.findings import Finding, FindingSet, Rewrite, Severity
 from synchunt.render.registry import Renderer, RenderOptions
-from synchunt.render.terminal import to_text
-from synchunt.render.text import label, one_line
+from synchunt.render.text import label, one_line, to_text
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
 

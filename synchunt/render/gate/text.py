@@ -13,8 +13,7 @@ from synchunt.gate.evaluate import GateResult
 from synchunt.render.analysis.text import analysis_renderable
 from synchunt.render.gate.headline import gate_headline
 from synchunt.render.registry import Renderer, RenderOptions
-from synchunt.render.terminal import to_text
-from synchunt.render.text import label
+from synchunt.render.text import label, to_text
 
 BASELINE_ROWS = 40
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import plotly.graph_objects as go
@@ -10,9 +11,30 @@ from plotly.subplots import make_subplots
 from synchunt.attribute import SiteSummary
 from synchunt.compare import Comparison
 from synchunt.render.html.escape import plotly_text
-from synchunt.render.html.units import FONT, figure_json, in_unit, time_unit
 from synchunt.render.html.view import MAX_STACKS_PER_SITE, ReportModel
 from synchunt.units import format_us
+
+FONT = {"family": "system-ui, -apple-system, Segoe UI, sans-serif", "size": 12}
+
+
+def time_unit(largest_us: float) -> tuple[float, str]:
+    """The divisor and unit for an axis whose largest value is ``largest_us``: µs below 1,000 µs, ms below 1 s,
+    then s, so that no tick reads ``150k``."""
+    if largest_us >= 1e6:
+        return 1e6, "s"
+    if largest_us >= 1e3:
+        return 1e3, "ms"
+    return 1.0, "µs"
+
+
+def in_unit(value_us: float, scale: float, unit: str) -> str:
+    """``value_us`` in the axis's unit: bar labels and their axis agree."""
+    return f"{value_us / scale:.1f} {unit}" if scale == 1.0 else f"{value_us / scale:.2f} {unit}"
+
+
+def figure_json(figure: go.Figure) -> dict[str, Any]:
+    return json.loads(figure.to_json(validate=False, engine="json"))
+
 
 SCOPE_COLOUR = "#9db4d3"
 OP_COLOUR = "#c9ccd1"

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from synchunt.render.html.escape import plotly_text
-from synchunt.render.html.units import FONT, figure_json, time_unit
+from synchunt.render.html.figures import FONT, figure_json, time_unit
 from synchunt.report.timeline import Timeline
 from synchunt.units import format_us, signed_us
 

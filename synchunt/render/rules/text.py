@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from synchunt.render.registry import Renderer, RenderOptions
 from synchunt.render.rules.markdown import rule_markdown
-from synchunt.render.terminal import to_text
+from synchunt.render.text import to_text
 from synchunt.rules import RULES, Rule
 
 
