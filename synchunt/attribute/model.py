@@ -183,6 +183,7 @@ class Summary(msgspec.Struct, frozen=True):
     device_idle_us: float | None = None
     warmup: int = 0  # of ``syncs``: warm-up (initialization, first calls), whose stall is apart in warmup_stall_us
     warmup_stall_us: float = 0.0
+    collective_delay_us: float | None = None  # sum of the known delays of every sync; None when none is known
 
 
 class Detail(msgspec.Struct, frozen=True):
@@ -266,7 +267,8 @@ def summarize(records: tuple[Sync, ...]) -> Summary:
                    stall_us=float(sum(stalls)), max_stall_us=float(max(stalls, default=0.0)),
                    device_idle_us=known_sum([r.device_idle_us for r in steady]),
                    warmup=len(records) - len(steady),
-                   warmup_stall_us=float(sum(r.stall_us for r in records if r.phase != "steady")))
+                   warmup_stall_us=float(sum(r.stall_us for r in records if r.phase != "steady")),
+                   collective_delay_us=known_sum([r.collective_delay_us for r in records]))
 
 
 class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):

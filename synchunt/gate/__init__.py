@@ -11,8 +11,22 @@ from synchunt.gate.baseline import (
            sync_key,
 )
 from synchunt.gate.baseline_write import baseline_from_syncs, render_baseline, write_baseline
-from synchunt.gate.evaluate import EntryUsage, GateResult, evaluate
+from synchunt.gate.evaluate import ALL_SCOPES, EntryUsage, GateResult, ThreadScope, evaluate
 
-__all__ = ["BASELINE_SCHEMA", "Baseline", "BaselineEntry", "EntryUsage", "GateResult", "SyncKey",
-           "baseline_from_syncs", "evaluate", "load_baseline", "parse_baseline", "render_baseline",
-           "sync_key", "write_baseline"]
+__all__ = [
+           "ALL_SCOPES",
+           "BASELINE_SCHEMA",
+           "Baseline",
+           "BaselineEntry",
+           "EntryUsage",
+           "GateResult",
+           "SyncKey",
+           "ThreadScope",
+           "baseline_from_syncs",
+           "evaluate",
+           "load_baseline",
+           "parse_baseline",
+           "render_baseline",
+           "sync_key",
+           "write_baseline",
+]

@@ -10,6 +10,7 @@ from functools import cached_property
 from synchunt.attribute import Analysis, Sync
 from synchunt.errors import UsageError
 from synchunt.gate.baseline import Baseline, BaselineEntry, sync_key
+from synchunt.sites import NO_SCOPE
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,20 @@ class EntryUsage:
         states = [name for name, on in (("stale", self.stale), ("expired", self.expired),
                                         (f"{self.over_limit} over max", self.over_limit > 0)) if on]
         return ", ".join(states) or "ok"
+
+
+@dataclass(frozen=True)
+class ThreadScope:
+    """The syncs of one thread under one outermost scope, split by what the gate did with them (a thread the run
+    was about and that had no sync has one group, scope ``ALL_SCOPES``, with neither)."""
+
+    thread: str
+    scope: str
+    counted: tuple[Sync, ...]
+    allowed: tuple[Sync, ...]
+
+
+ALL_SCOPES = "(all scopes)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +82,32 @@ class GateResult:
     def counted_analysis(self) -> Analysis:
         """The counted syncs as an analysis of their own, for the analysis renderers."""
         return self.analysis.with_records(self.counted)
+
+    @cached_property
+    def thread_scopes(self) -> tuple[ThreadScope, ...]:
+        """Per thread and outermost scope, sorted; threads the run was about (``--thread``, the profiled thread of
+        a synchunt capture) appear even without syncs."""
+        groups: dict[tuple[str, str], tuple[list[Sync], list[Sync]]] = {}
+        for sync, allowed_by in zip(self.analysis.records, self.allowed_by, strict=True):
+            chain = sync.scope_chain
+            counted, allowed = groups.setdefault((sync.thread.name, chain[0] if chain else NO_SCOPE), ([], []))
+            (counted if allowed_by is None else allowed).append(sync)
+        with_syncs = {thread for thread, _ in groups}
+        for thread in self._expected_threads():
+            if thread not in with_syncs:
+                groups[(thread, ALL_SCOPES)] = ([], [])
+        return tuple(ThreadScope(thread, scope, tuple(counted), tuple(allowed))
+                     for (thread, scope), (counted, allowed) in sorted(groups.items()))
+
+    def _expected_threads(self) -> list[str]:
+        threads = []
+        if self.analysis.filters.get("thread"):
+            threads.append(str(self.analysis.filters["thread"]))
+        for info in self.analysis.traces:
+            profiled = info.synchunt.get("profiled_thread")
+            if profiled and profiled not in threads:
+                threads.append(str(profiled))
+        return threads
 
     @property
     def counted_idle_us(self) -> float | None:

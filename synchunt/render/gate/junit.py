@@ -4,16 +4,14 @@
 from __future__ import annotations
 
 from synchunt.attribute import Sync
-from synchunt.gate.evaluate import GateResult
+from synchunt.gate import GateResult, ThreadScope
 from synchunt.render.gate.headline import gate_headline
 from synchunt.render.junit_xml import JUnitCase, JUnitFailure, JUnitSuite, render_junit
 from synchunt.render.registry import Renderer, RenderOptions
 from synchunt.render.text import label
-from synchunt.sites import NO_SCOPE
 from synchunt.units import format_us
 
 SUITE_NAME = "synchunt gate"
-ALL_SCOPES = "(all scopes)"  # the case of a thread without syncs
 
 
 def describe_sync(sync: Sync) -> str:
@@ -32,19 +30,10 @@ def gate_suite(result: GateResult) -> JUnitSuite:
         return JUnitSuite(SUITE_NAME, (JUnitCase("evidence", "synchunt.gate", failure),),
                           (("budget", str(result.budget)), ("judged", "false")))
     cases = [_budget_case(result)]
-    records = result.analysis.records
-    groups: dict[tuple[str, str], list[tuple[Sync, bool]]] = {
-        (thread, ALL_SCOPES): [] for thread in _expected_threads(result)}
-    for sync, allowed_by in zip(records, result.allowed_by, strict=True):
-        chain = sync.scope_chain
-        groups.setdefault((sync.thread.name, chain[0] if chain else NO_SCOPE), []).append((sync, allowed_by is None))
-    for (thread, scope), members in sorted(groups.items()):
-        if not members and any(key[0] == thread and groups[key] for key in groups):
-            continue  # the thread has a case with syncs already
-        cases.append(_group_case(thread, scope, members, result.over_budget))
+    cases.extend(_group_case(group, result.over_budget) for group in result.thread_scopes)
     if result.usage:
         cases.append(_baseline_case(result))
-    properties = (("budget", str(result.budget)), ("syncs", str(len(records))),
+    properties = (("budget", str(result.budget)), ("syncs", str(len(result.analysis.records))),
                   ("counted", str(len(result.counted))), ("allowed", str(len(result.allowed))),
                   ("mode", str(result.analysis.filters.get("mode", ""))))
     return JUnitSuite(SUITE_NAME, tuple(cases), properties)
@@ -67,9 +56,10 @@ def _budget_case(result: GateResult) -> JUnitCase:
                      system_out="" if result.over_budget else headline)
 
 
-def _group_case(thread: str, scope: str, members: list[tuple[Sync, bool]], over_budget: bool) -> JUnitCase:
-    counted = [describe_sync(row) for row, is_counted in members if is_counted]
-    allowed = [describe_sync(row) for row, is_counted in members if not is_counted]
+def _group_case(group: ThreadScope, over_budget: bool) -> JUnitCase:
+    thread, scope = group.thread, group.scope
+    counted = [describe_sync(sync) for sync in group.counted]
+    allowed = [describe_sync(sync) for sync in group.allowed]
     output = []
     if counted and not over_budget:
         output.append("within the budget:\n" + "\n".join(counted))
@@ -93,13 +83,3 @@ def _baseline_case(result: GateResult) -> JUnitCase:
         failure = JUnitFailure(f"{len(problems)} stale or expired baseline {noun}", "\n".join(lines))
     return JUnitCase("baseline", "synchunt.gate", failure, system_out="" if failure else "\n".join(lines))
 
-
-def _expected_threads(result: GateResult) -> list[str]:
-    threads = []
-    if result.analysis.filters.get("thread"):
-        threads.append(str(result.analysis.filters["thread"]))
-    for info in result.analysis.traces:
-        profiled = info.synchunt.get("profiled_thread")
-        if profiled and profiled not in threads:
-            threads.append(str(profiled))
-    return threads

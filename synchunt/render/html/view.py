@@ -91,7 +91,6 @@ def _header(analysis: Analysis) -> dict[str, Any]:
                        "partial": partial})
     devices = sorted({t["device"] for t in traces if t["device"]})
     torches = sorted({t["torch"] for t in traces if t["torch"]})
-    delays = [s.collective_delay_us for s in analysis.sites if s.collective_delay_us is not None]
     return {"verdict": verdict(analysis), "clean": totals.syncs == 0, "syncs": totals.syncs,
             "confirmed": totals.confirmed, "latent": totals.latent, "stall_us": totals.stall_us,
             "max_stall_us": totals.max_stall_us, "stall": format_us(totals.stall_us),
@@ -100,7 +99,7 @@ def _header(analysis: Analysis) -> dict[str, Any]:
             "threads": sorted({r.thread.name for r in analysis.records}), "set_aside": set_aside_note(analysis),
             "device_idle_us": totals.device_idle_us,
             "device_idle": None if totals.device_idle_us is None else format_us(totals.device_idle_us),
-            "collective_delay_us": float(sum(delays)) if delays else None,
+            "collective_delay_us": totals.collective_delay_us,
             "warmup": totals.warmup, "warmup_stall": format_us(totals.warmup_stall_us),
             "notes": list(analysis.notes), "shared": [msgspec.to_builtins(d) for d in analysis.shared_details]}
 
