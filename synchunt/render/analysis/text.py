@@ -92,8 +92,8 @@ def _body(site: SiteSummary, rules: list, shared: tuple[Detail, ...]):  # type: 
         if rewrite.condition:
             body.append(f"\n{'when:':<{width}} ", style="dim")
             body.append(label(rewrite.condition))
-        state = "checked" if rewrite.checked else "a suggestion, not checked: synchunt lint --check-fixes checks it"
-        body.append(f"\n{'':<{width}} ({rewrite.title}; {state})", style="dim")
+        state = "checked" if rewrite.checked else "a suggestion, not checked (synchunt lint --check-fixes checks it)"
+        body.append(f"\n{'status:':<{width}} {state}: {rewrite.title}", style="dim")
     return body
 
 
