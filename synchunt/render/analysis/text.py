@@ -66,7 +66,8 @@ def analysis_renderable(analysis: Analysis):  # type: ignore[no-untyped-def]
 def _body(site: SiteSummary, rules: list, shared: tuple[Detail, ...]):  # type: ignore[no-untyped-def]
     from rich.text import Text
 
-    details = [detail for detail in site.details if detail not in shared]
+    said = {(detail.field, detail.text) for detail in shared}  # said once above; the counts differ per site
+    details = [detail for detail in site.details if (detail.field, detail.text) not in said]
     where = site.call_site
     body = Text()
     body.append(label(site.where), style="bold")
