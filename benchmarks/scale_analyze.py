@@ -94,6 +94,27 @@ analyze(sys.argv[1], mode="latent", load=options)
 t2 = time.perf_counter()
 print(json.dumps({"first_s": t1 - t0, "cached_s": t2 - t1}))
 """
+# The cache key's candidate hashes over the whole file (read into one reused buffer of 1 MiB, as the cache does),
+# each in a fresh process with the file in the page cache: what a cached re-analysis pays to know the bytes are
+# the same.
+_HASH = """
+import hashlib
+name = sys.argv[2]
+if name == "xxhash xxh3_128":
+    import xxhash
+    digest = xxhash.xxh3_128()
+elif name == "read only":
+    digest = None
+else:
+    digest = hashlib.new(name.split()[1])
+buffer = bytearray(1 << 20)
+view = memoryview(buffer)
+with open(sys.argv[1], "rb", buffering=0) as handle:
+    while count := handle.readinto(buffer):
+        if digest is not None:
+            digest.update(view[:count])
+"""
+HASHES = ("read only", "hashlib blake2b", "hashlib sha1", "hashlib md5", "xxhash xxh3_128")
 CONTENDERS = {
     "msgspec typed decode": _BARE_ONE,
     "json.loads": "import json\njson.loads(open(sys.argv[1], 'rb').read())",
@@ -224,6 +245,21 @@ def single_trace(name: str, path: Path, work: Path, repeats: int) -> dict:
     return table
 
 
+def hashes(path: Path, repeats: int) -> dict:
+    """Each candidate cache-key hash over the whole file, in a fresh process: wall time and GB/s."""
+    size = path.stat().st_size
+    table: dict = {}
+    measure([(name, _HASH, [str(path), name], None) for name in HASHES], repeats, table)
+    print(f"\ncache key hashes over {size / 2**20:.0f} MB (fresh process, file in the page cache)")
+    for name, row in table.items():
+        if "error" in row:
+            print(f"  {name:20s} skipped ({row['error'][:80]})")
+            continue
+        print(f"  {name:20s} {row['wall_s']:6.3f} s wall, {row['work_s']:6.3f} s work "
+              f"({size / row['work_s'] / 1e9:5.1f} GB/s)")
+    return table
+
+
 def ranks(work: Path, source: Path, repeats: int, rank_mb: int) -> dict:
     """8 rank traces of about ``rank_mb`` MB each (the source replicated), analysed on 1 and 2 workers and dask,
     beside the bare decode of the same files in 1 and 2 processes (what this machine's two cores give)."""
@@ -284,17 +320,20 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=220, help="size of each replicated trace")
     parser.add_argument("--rank-mb", type=int, nargs="+", default=[25, 100],
                         help="size of each of the 8 rank traces (one set per size)")
-    parser.add_argument("--parts", nargs="+", choices=("single", "ranks"), default=["single", "ranks"],
-                        help="what to run: the two large single traces, the 8-rank folders, or both")
+    parser.add_argument("--parts", nargs="+", choices=("single", "ranks", "hash"), default=["single", "ranks"],
+                        help="what to run: the two large single traces, the 8-rank folders, the cache key's "
+                             "candidate hashes on the CPU trace")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     compileall.compile_dir(REPO / "synchunt", quiet=1)
     results: dict = {"ranks": {}}
     sizes: dict[str, float] = {}  # MB of each single trace run
+    cpu = args.work / "cpu-with-stack.json"
+    if ("single" in args.parts or "hash" in args.parts) and not cpu.exists():
+        replicate(cpu_base(args.work / "cpu-base.json", 3000), cpu, args.mb << 20)
+    if "hash" in args.parts:
+        hashes(cpu, max(args.repeats, 3))
     if "single" in args.parts:
-        cpu = args.work / "cpu-with-stack.json"
-        if not cpu.exists():
-            replicate(cpu_base(args.work / "cpu-base.json", 3000), cpu, args.mb << 20)
         gpu = args.work / "gpu-a100.json"
         if not gpu.exists():
             replicate(GPU_SOURCE, gpu, args.mb << 20)
