@@ -30,9 +30,8 @@ import numpy as np
 from synchunt.trace.model import Trace
 from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import PartialRead
-from synchunt.trace.table import CODED, FLOATS, IDS, INTS, CodedColumn, EventTable, vocabulary_array
+from synchunt.trace.table import CODED, COLUMNS, FLOATS, IDS, INTS, CodedColumn, EventTable, vocabulary_array
 
-CACHE_FORMAT = 2  # bump when the cached columns change
 MAX_CACHE_BYTES = 32 << 30  # least recently used entries beyond this total are removed
 SUFFIX = ".columns"
 _OLD_SUFFIXES = (".parquet",)  # entries of earlier formats: never hit again, pruned like the others
@@ -141,6 +140,18 @@ class _Header(msgspec.Struct):
     partial: tuple[int, int, str] | None
     arrays: dict[str, _Layout]  # numbers (and ids when all are integers)
     coded: dict[str, tuple[_Layout, list[Any]]]  # codes, vocabulary (string ids are stored this way too)
+
+
+def _entry_format() -> str:
+    """The format version: a hash of what shapes an entry (the column list, which columns are stored, the
+    header's fields and types, the magic and alignment), so that a change to any of them is a new format without
+    anyone bumping a number."""
+    shape = (COLUMNS, _STORED_ARRAYS, msgspec.structs.fields(_Header), msgspec.structs.fields(_Layout), _MAGIC,
+             _ALIGN)
+    return hashlib.blake2b(repr(shape).encode(), digest_size=6).hexdigest()
+
+
+CACHE_FORMAT = _entry_format()
 
 
 def write_entry(trace: Trace, target: Path) -> None:

@@ -58,7 +58,7 @@ def test_touch_or_copy_hits_and_other_content_or_version_misses(tmp_path, monkey
     path.write_bytes(kineto_layout(many_events(21)))  # other content, other size
     assert store.get(path) is None
     assert len(load_trace(path, _options(folder)).events) == 63
-    monkeypatch.setattr(cache_module, "CACHE_FORMAT", cache_module.CACHE_FORMAT + 1)
+    monkeypatch.setattr(cache_module, "CACHE_FORMAT", cache_module.CACHE_FORMAT + "-other")
     assert store.get(path) is None
     monkeypatch.setattr(synchunt, "__version__", "999")
     assert store.entry(path).name not in {p.name for p in _entries(folder)}
@@ -171,3 +171,12 @@ def test_guard_records_kept_in_the_trace_are_read_anew_when_they_change(tmp_path
     assert load_trace(path, _options(folder)).metadata["synchunt"]["guard"]["records"][0]["line"] == 13  # a hit
     _same_length_edit(path, b'"line": 13', b'"line": 31', at=0.0)
     assert load_trace(path, _options(folder)).metadata["synchunt"]["guard"]["records"][0]["line"] == 31
+
+
+def test_the_format_version_follows_the_column_list(monkeypatch):
+    """No number to bump by hand: another column list (or header) is another format, so older entries miss."""
+    from synchunt.trace import table
+
+    assert cache_module._entry_format() == cache_module.CACHE_FORMAT
+    monkeypatch.setattr(cache_module, "COLUMNS", (*table.COLUMNS, table.Column("queue", "int", "queue")))
+    assert cache_module._entry_format() != cache_module.CACHE_FORMAT
