@@ -38,6 +38,9 @@ SLICE_BYTES = 8 << 20
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
+# The array's end is found from the file's end: each ``]`` back from it is tried by decoding the metadata around
+# it (a ``]`` in the metadata after the array, a list or a string, fails). Kineto's tail has a few; past 64 the
+# file is taken as cut mid-write, which still keeps every whole event.
 _MAX_CLOSE_TRIES = 64
 
 
