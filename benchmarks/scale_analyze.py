@@ -72,6 +72,23 @@ def decode(path):
     return len(msgspec.json.decode(open(path, "rb").read(), type=F).traceEvents)
 """
 _BARE_ONE = _BARE + "decode(sys.argv[1])\n"
+# The strict bare decode: the same bytes with every event's `args` kept raw (msgspec.Raw, not parsed): the floor
+# under any decoder that must at least find each event's fields.
+_STRICT = """
+import msgspec
+class E(msgspec.Struct):
+    ph: str = ""
+    name: str = ""
+    cat: str = ""
+    pid: int | str = 0
+    tid: int | str = 0
+    ts: float = 0.0
+    dur: float = 0.0
+    args: msgspec.Raw = msgspec.Raw(b"")
+class F(msgspec.Struct):
+    traceEvents: list[E] = []
+len(msgspec.json.decode(open(sys.argv[1], "rb").read(), type=F).traceEvents)
+"""
 # The machine's own ceiling for the rank runs: the bare decode of every rank file, in 1 and in 2 processes.
 _BARE_RANKS_SERIAL = _BARE + "for path in sys.argv[1:]:\n    decode(path)\n"
 _BARE_RANKS_PAIR = _BARE + ("import multiprocessing\n"
@@ -94,8 +111,88 @@ analyze(sys.argv[1], mode="latent", load=options)
 t2 = time.perf_counter()
 print(json.dumps({"first_s": t1 - t0, "cached_s": t2 - t1}))
 """
+# The cache key's candidate hashes over the whole file (read into one reused buffer of 1 MiB, as the cache does),
+# each in a fresh process with the file in the page cache: what a cached re-analysis pays to know the bytes are
+# the same.
+_HASH = """
+import hashlib
+name = sys.argv[2]
+if name == "xxhash xxh3_128":
+    import xxhash
+    digest = xxhash.xxh3_128()
+elif name == "read only":
+    digest = None
+else:
+    digest = hashlib.new(name.split()[1])
+buffer = bytearray(1 << 20)
+view = memoryview(buffer)
+with open(sys.argv[1], "rb", buffering=0) as handle:
+    while count := handle.readinto(buffer):
+        if digest is not None:
+            digest.update(view[:count])
+"""
+# The cache's storage, decided by measurement (issue: the hand-made format against Arrow IPC, which pyarrow, a
+# dependency, memory-maps without a copy): the trace decoded once, its columns written in each format, then each
+# entry read in a fresh process and every column touched, then a cached re-analysis from each (`analyze` on a
+# trace read back). Arrow stores codes and vocabularies as dictionary arrays, the numbers as they are.
+_STORAGE_WRITE = """
+from pathlib import Path
+import numpy as np
+from synchunt.detect.conditions import analysis_fields
+from synchunt.trace import LoadOptions, load_trace
+from synchunt.trace.cache import write_entry
+from synchunt.trace.table import CODED, IDS
+trace = load_trace(sys.argv[1], LoadOptions(cache=False, fields=analysis_fields()))
+table = trace.table
+t0 = time.perf_counter()
+write_entry(trace, Path(sys.argv[2]))
+t1 = time.perf_counter()
+import pyarrow as pa, pyarrow.ipc
+t2 = time.perf_counter()
+columns, names = [], []
+for key in table.keys:
+    if key in CODED or key in IDS:
+        codes, vocabulary = (table.id_codes(key) if key in IDS else
+                             (table.coded(key).codes, table.coded(key).vocabulary.tolist()))
+        kind = pa.binary() if any(isinstance(v, bytes) for v in vocabulary) else pa.string()
+        values = pa.array([v if isinstance(v, (str, bytes)) or v is None else str(v) for v in vocabulary], kind)
+        codes = np.asarray(codes, dtype=np.int32)
+        columns.append(pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), values))
+    else:
+        columns.append(pa.array(table.array(key)))
+    names.append(key)
+batch = pa.record_batch(columns, names=names)
+with pa.OSFile(sys.argv[3], "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
+    writer.write_batch(batch)
+t3 = time.perf_counter()
+sizes = [Path(name).stat().st_size / 2**20 for name in sys.argv[2:4]]
+print(json.dumps({"custom_write_s": t1 - t0, "arrow_import_s": t2 - t1, "arrow_write_s": t3 - t2,
+                  "custom_mb": sizes[0], "arrow_mb": sizes[1]}))
+"""
+_STORAGE_READ_CUSTOM = """
+from pathlib import Path
+from synchunt.trace.cache import read_entry
+from synchunt.trace.table import CODED
+table = read_entry(Path(sys.argv[1]), Path(sys.argv[2])).table
+for key in table.keys:
+    table.coded(key) if key in CODED else table.array(key)
+"""
+_STORAGE_READ_ARROW = """
+import numpy as np
+import pyarrow as pa, pyarrow.ipc
+with pa.memory_map(sys.argv[2], "r") as source:
+    batch = pa.ipc.open_file(source).get_batch(0)
+    for column in batch.columns:
+        if pa.types.is_dictionary(column.type):
+            codes = column.indices.to_numpy(zero_copy_only=False)
+            vocabulary = np.array(column.dictionary.to_pylist(), dtype=object)
+        else:
+            values = column.to_numpy()
+"""
+HASHES = ("read only", "hashlib blake2b", "hashlib sha1", "hashlib md5", "xxhash xxh3_128")
 CONTENDERS = {
     "msgspec typed decode": _BARE_ONE,
+    "msgspec strict (args raw)": _STRICT,
     "json.loads": "import json\njson.loads(open(sys.argv[1], 'rb').read())",
     "orjson.loads": "import orjson\norjson.loads(open(sys.argv[1], 'rb').read())",
     # HTA's parser, as its TraceAnalysis calls it for each rank (the installed release has no parse_trace_file)
@@ -224,6 +321,49 @@ def single_trace(name: str, path: Path, work: Path, repeats: int) -> dict:
     return table
 
 
+def hashes(path: Path, repeats: int) -> dict:
+    """Each candidate cache-key hash over the whole file, in a fresh process: wall time and GB/s."""
+    size = path.stat().st_size
+    table: dict = {}
+    measure([(name, _HASH, [str(path), name], None) for name in HASHES], repeats, table)
+    print(f"\ncache key hashes over {size / 2**20:.0f} MB (fresh process, file in the page cache)")
+    for name, row in table.items():
+        if "error" in row:
+            print(f"  {name:20s} skipped ({row['error'][:80]})")
+            continue
+        print(f"  {name:20s} {row['wall_s']:6.3f} s wall, {row['work_s']:6.3f} s work "
+              f"({size / row['work_s'] / 1e9:5.1f} GB/s)")
+    return table
+
+
+def storage(path: Path, work: Path, repeats: int) -> dict:
+    """The cache's storage in both formats, side by side: write time and size, then each entry read in a fresh
+    process with every column touched (wall time and peak RSS; the Arrow read includes its import)."""
+    custom, arrow = work / "storage.columns", work / "storage.arrow"
+    written = [run(_STORAGE_WRITE, str(path), str(custom), str(arrow)) for _ in range(repeats)]
+    table: dict = {}
+    measure([("custom format: read", _STORAGE_READ_CUSTOM, [str(path), str(custom)], None),
+             ("Arrow IPC (memory-mapped): read", _STORAGE_READ_ARROW, [str(path), str(arrow)], None)], repeats, table)
+    print(f"\ncache storage of {path.name} (analysis fields; median of {repeats})")
+    if any("error" in row for row in written):
+        print(f"  write skipped ({next(r for r in written if 'error' in r)['error'][:80]})")
+    else:
+        figures = {key: statistics.median(row[key] for row in written) for key in written[0] if key != "wall_s"}
+        print(f"  write: custom {figures['custom_write_s']:.3f} s ({figures['custom_mb']:.1f} MB); Arrow IPC "
+              f"{figures['arrow_write_s']:.3f} s ({figures['arrow_mb']:.1f} MB) + import pyarrow "
+              f"{figures['arrow_import_s']:.3f} s")
+        table["write"] = figures
+    for label, row in table.items():
+        if label == "write":
+            continue
+        if "error" in row:
+            print(f"  {label:34s} skipped ({row['error'][:80]})")
+            continue
+        print(f"  {label:34s} {row['wall_s']:6.3f} s wall, {row['work_s']:6.3f} s work, "
+              f"peak RSS {row['rss_mb']:5.0f} MB")
+    return table
+
+
 def ranks(work: Path, source: Path, repeats: int, rank_mb: int) -> dict:
     """8 rank traces of about ``rank_mb`` MB each (the source replicated), analysed on 1 and 2 workers and dask,
     beside the bare decode of the same files in 1 and 2 processes (what this machine's two cores give)."""
@@ -284,17 +424,23 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=220, help="size of each replicated trace")
     parser.add_argument("--rank-mb", type=int, nargs="+", default=[25, 100],
                         help="size of each of the 8 rank traces (one set per size)")
-    parser.add_argument("--parts", nargs="+", choices=("single", "ranks"), default=["single", "ranks"],
-                        help="what to run: the two large single traces, the 8-rank folders, or both")
+    parser.add_argument("--parts", nargs="+", choices=("single", "ranks", "hash", "storage"),
+                        default=["single", "ranks"],
+                        help="what to run: the two large single traces, the 8-rank folders, the cache key's "
+                             "candidate hashes, the cache's storage formats (on the CPU trace)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     compileall.compile_dir(REPO / "synchunt", quiet=1)
     results: dict = {"ranks": {}}
     sizes: dict[str, float] = {}  # MB of each single trace run
+    cpu = args.work / "cpu-with-stack.json"
+    if {"single", "hash", "storage"} & set(args.parts) and not cpu.exists():
+        replicate(cpu_base(args.work / "cpu-base.json", 3000), cpu, args.mb << 20)
+    if "hash" in args.parts:
+        hashes(cpu, max(args.repeats, 3))
+    if "storage" in args.parts:
+        storage(cpu, args.work, max(args.repeats, 3))
     if "single" in args.parts:
-        cpu = args.work / "cpu-with-stack.json"
-        if not cpu.exists():
-            replicate(cpu_base(args.work / "cpu-base.json", 3000), cpu, args.mb << 20)
         gpu = args.work / "gpu-a100.json"
         if not gpu.exists():
             replicate(GPU_SOURCE, gpu, args.mb << 20)
@@ -311,8 +457,11 @@ def main() -> None:
         if not all("wall_s" in row for row in (one, two, cached)):
             print(f"{name}: no ratios (a synchunt run was skipped: see above)")
             continue
-        print(f"{name}: P1 analyze/msgspec={one['wall_s'] / bare:.2f} (goal ≤ 1.5), workers2/msgspec="
-              f"{two['wall_s'] / bare:.2f} (goal ≤ 1.0); P2 RSS/file={one['rss_mb'] / size:.2f} (goal ≤ 1.0); "
+        strict = table["msgspec strict (args raw)"].get("wall_s")
+        against_strict = (f"; against the strict decode (args raw): analyze/strict={one['wall_s'] / strict:.2f} "
+                          f"(goal ≤ 1.5), workers2/strict={two['wall_s'] / strict:.2f} (goal ≤ 1.0)") if strict else ""
+        print(f"{name}: P1 analyze/msgspec={one['wall_s'] / bare:.2f}, workers2/msgspec="
+              f"{two['wall_s'] / bare:.2f}{against_strict}; P2 RSS/file={one['rss_mb'] / size:.2f} (goal ≤ 1.0); "
               f"P6 cached/first={cached['wall_s'] / one['wall_s']:.2f} (goal ≤ 0.15; in one process: "
               f"{library_ratio(table)})")
     print(rss_projection(results, sizes))

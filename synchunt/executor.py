@@ -9,7 +9,6 @@ streams large inputs (slices of a trace) holds a bounded amount of them. dask is
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections import deque
@@ -184,11 +183,6 @@ def make_executor(kind: ExecutorKind | ExecutorSpec = "serial", workers: int = 1
     if spec.kind == "local" and spec.workers > 1:
         return LocalExecutor(spec.workers)
     return Executor()
-
-
-def default_workers() -> int:
-    """The CPUs this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _context() -> multiprocessing.context.BaseContext:

@@ -16,6 +16,7 @@ from synchunt.detect.model import SetAside
 from synchunt.findings import Rewrite
 from synchunt.impact.model import SyncImpact
 from synchunt.sites import Frame, site_key, site_label
+from synchunt.trace.source import PartialRead  # the trace's note, kept as it is in the analysis
 
 LineSource = Literal["exact", "def", "runtime"]
 Phase = Literal["steady", "warm-up"]
@@ -120,14 +121,6 @@ class Sync(msgspec.Struct, frozen=True):
         """``file:function`` (stable across edits above the site), as baselines and comparisons match sites."""
         return site_key(self.call_site.file if self.call_site else None,
                         self.call_site.function if self.call_site else None)
-
-
-class PartialRead(msgspec.Struct, frozen=True):
-    """A trace cut mid-write: the events before the cut were analysed."""
-
-    bytes_read: int
-    events_read: int
-    reason: str
 
 
 class Collectives(msgspec.Struct, frozen=True):

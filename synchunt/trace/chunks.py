@@ -6,6 +6,17 @@ learns the indent from the first event and cuts there; a slice that does not dec
 (the caller then decodes the file in one go). When the first event does not start a line (a one-line file),
 the whole array is one slice.
 
+Why the cut follows the writer's layout rather than JSON itself: a cut must be found without parsing, and bytes
+alone do not tell an event's start from any other object's. ``},{`` (or ``}, {``) also separates the objects of
+a list in an event's arguments and in the metadata after the array (``deviceProperties``, synchunt's guard
+records), so a layout-free cut either misplaces the array's end (a record taken for an event) or needs each
+byte's string and nesting state, which costs more than decoding the bytes (a vectorised numpy pass over quotes,
+escapes and braces took 0.8 s per 8 MiB slice where msgspec decodes one in about 0.08 s). The learned indent
+cuts only where the writer started an event, and every cut is still checked by decoding the slice: a layout
+this rule does not fit (an object at the events' indent inside an event) fails to decode and the file is
+decoded in one go, never misread. Layouts tested: Kineto's (torch's writer), ``json.dumps`` with indent 1, 2, 4
+and a tab, one line (compact: one slice), a bare array, and each of them cut mid-write.
+
 `views` hands out each slice as a view into the splitter's buffer, made a JSON array in place (the whitespace
 before the first event becomes ``[``, the comma after the last ``]``): decoding in this process copies nothing.
 A view is valid until the next one is asked for, and nothing should keep a reference into it (msgspec's ``Raw``
@@ -27,6 +38,9 @@ SLICE_BYTES = 8 << 20
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
+# The array's end is found from the file's end: each ``]`` back from it is tried by decoding the metadata around
+# it (a ``]`` in the metadata after the array, a list or a string, fails). Kineto's tail has a few; past 64 the
+# file is taken as cut mid-write, which still keeps every whole event.
 _MAX_CLOSE_TRIES = 64
 
 

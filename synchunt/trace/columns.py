@@ -22,20 +22,15 @@ import numpy as np
 
 from synchunt.trace import vocab
 from synchunt.trace.schema import ALL_FIELDS, LOOSE_NO_ARGS, ROWS_READ, FieldSet
-from synchunt.trace.table import first_appearance_codes, value_mask
+from synchunt.trace.table import CODED, COLUMNS, IDS, first_appearance_codes, value_mask
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-FLOAT_KEYS = ("ts", "dur")
-INT_KEYS = ("correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes")
-CODED = ("name", "cat", "sync_kind", "input_types", "concrete_inputs", "call_stack")
-ID_KEYS = ("pid", "tid")
+# The decoded columns, from the table's one list (`synchunt.trace.table.COLUMNS`).
+FLOAT_KEYS = tuple(c.name for c in COLUMNS if c.kind == "float" and not c.derived)
+INT_KEYS = tuple(c.name for c in COLUMNS if c.kind == "int" and not c.derived)
 _MISSING_RAW = (b"", b"null")
 # Column → the argument attribute it is read from, for the int and string arguments.
-_ARG_OF = {"correlation": "correlation", "external_id": "external_id", "python_id": "python_id",
-           "python_parent_id": "python_parent_id", "stream": "stream", "bytes": "bytes",
-           "sync_kind": "cuda_sync_kind", "call_stack": "call_stack", "input_types": "input_type",
-           "concrete_inputs": "concrete_inputs"}
-
+_ARG_OF = {c.name: c.arg for c in COLUMNS if c.arg is not None}
 
 class Coded(msgspec.Struct):
     """A column of codes into ``values`` (-1: missing)."""
@@ -165,7 +160,7 @@ def merge(chunks: list[ColumnChunk], fields: FieldSet = ALL_FIELDS) -> dict[str,
     for key in (k for k in (*FLOAT_KEYS, *INT_KEYS) if k not in left_out):
         parts = [c.numeric.pop(key) for c in chunks]
         columns[key] = _concat(parts, np.float64 if key in FLOAT_KEYS else np.int64)
-    for key in (k for k in (*CODED, *ID_KEYS) if k not in left_out):
+    for key in (k for k in (*CODED, *IDS) if k not in left_out):
         normalize = vocab.LEGACY_CATEGORIES if key == "cat" else None
         columns[key] = _merge_coded([c.coded.pop(key) for c in chunks], normalize)
     return columns

@@ -17,11 +17,9 @@ import pandas as pd
 
 from synchunt.errors import TraceError
 from synchunt.trace import vocab
-from synchunt.trace.columns import code_values, id_column
+from synchunt.trace.columns import INT_KEYS, code_values, id_column
 from synchunt.trace.decode import DecodedTrace
 from synchunt.trace.model import Trace, build
-
-_INT_COLUMNS = ("correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes")
 
 
 def trace_from_hta(source: Any, rank: int | None = None, *, symbols: Any = None, min_ts: float | None = None,
@@ -81,7 +79,7 @@ def _columns(frame: pd.DataFrame, names: list[str], min_ts: float) -> dict[str, 
         "ts": frame["ts"].to_numpy(dtype=np.float64) + min_ts,
         "dur": frame["dur"].to_numpy(dtype=np.float64),
     }
-    for column in _INT_COLUMNS:
+    for column in INT_KEYS:
         columns[column] = frame[column].fillna(-1).to_numpy(dtype=np.int64) if column in frame.columns \
             else np.full(count, -1, dtype=np.int64)
     columns["sync_kind"] = code_values([n if c == vocab.CUDA_SYNC else None

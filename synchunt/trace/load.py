@@ -141,14 +141,18 @@ def _identity(trace: Trace) -> Trace:
 
 def _load_one(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
     if options.cache:
-        from synchunt.trace.cache import TraceCache
+        from synchunt.trace.cache import TraceCache, cache_key
 
         cache = TraceCache(options.cache_dir)
-        cached = cache.get(path, options.fields)
+        try:
+            key = cache_key(path, options.fields)
+        except OSError:  # unreadable: the decode below says why
+            return _decoded(path, options, pool)
+        cached = cache.get(path, options.fields, key)
         if cached is not None:
             return cached
         trace = _decoded(path, options, pool)
-        cache.put(trace, options.fields)
+        cache.put(trace, options.fields, key)  # stored only if the file still has the content hashed first
         return trace
     return _decoded(path, options, pool)
 

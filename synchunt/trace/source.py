@@ -18,7 +18,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 class PartialRead(msgspec.Struct, frozen=True):
-    """A trace cut mid-write: what could be kept."""
+    """A trace cut mid-write: what could be kept (and, in an analysis, the events before the cut were analysed)."""
 
     bytes_read: int  # uncompressed bytes read before the cut
     events_read: int  # events decoded before the cut (every kind, not only complete events)
@@ -36,10 +36,6 @@ def check_file(path: Path) -> os.stat_result:
     if not stat.S_ISREG(info.st_mode):
         raise TraceError(f"{path}: not a regular file")
     return info
-
-
-def is_gzip(path: Path) -> bool:
-    return is_gzip_magic(head_bytes(path, 2, decompress=False))
 
 
 def is_gzip_magic(head: bytes) -> bool:

@@ -12,20 +12,43 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 import numpy as np
 
-FLOATS = ("ts", "dur", "end")
-INTS = ("correlation", "external_id", "python_id", "python_parent_id", "stream", "bytes", "parent", "depth")
-IDS = ("pid", "tid")  # int64, or object when some id is a string
-CODED = ("name", "cat", "sync_kind", "input_types", "concrete_inputs", "call_stack")
-# The DataFrame's column order.
-FRAME_COLUMNS = ("name", "cat", "pid", "tid", "ts", "dur", "end", "correlation", "external_id", "python_id",
-                 "python_parent_id", "stream", "bytes", "sync_kind", "input_types", "concrete_inputs", "call_stack",
-                 "parent", "depth")
 
+class Column(NamedTuple):
+    """One column of the event table: the single list below is what decoding, the table, the cache (and its
+    format version) and HTA's import all derive theirs from."""
+
+    name: str
+    kind: Literal["float", "int", "id", "coded"]  # float64 / int64 (-1: missing) / pid-tid / codes into values
+    arg: str | None = None  # the argument (`synchunt.trace.schema.FastArgs` attribute) it is read from
+    derived: bool = False  # computed from the others after decoding (end, the containment tree): never decoded
+
+
+COLUMNS = (
+    Column("name", "coded"), Column("cat", "coded"), Column("pid", "id"), Column("tid", "id"),
+    Column("ts", "float"), Column("dur", "float"), Column("end", "float", derived=True),
+    Column("correlation", "int", "correlation"), Column("external_id", "int", "external_id"),
+    Column("python_id", "int", "python_id"), Column("python_parent_id", "int", "python_parent_id"),
+    Column("stream", "int", "stream"), Column("bytes", "int", "bytes"),
+    Column("sync_kind", "coded", "cuda_sync_kind"), Column("input_types", "coded", "input_type"),
+    Column("concrete_inputs", "coded", "concrete_inputs"), Column("call_stack", "coded", "call_stack"),
+    Column("parent", "int", derived=True), Column("depth", "int", derived=True),
+)
+FRAME_COLUMNS = tuple(column.name for column in COLUMNS)  # the DataFrame's column order
+
+
+def _of(kind: str) -> tuple[str, ...]:
+    return tuple(column.name for column in COLUMNS if column.kind == kind)
+
+
+FLOATS = _of("float")
+INTS = _of("int")
+IDS = _of("id")  # int64, or object when some id is a string
+CODED = _of("coded")
 
 class CodedColumn(msgspec.Struct, frozen=True, eq=False):
     """``codes`` (int8 to int32, -1: missing) into ``vocabulary`` (an object array of distinct values)."""
@@ -191,9 +214,6 @@ class EventTable:
         wanted_set = set(wanted)
         column = self.coded(key)
         return value_mask(column.codes, (v in wanted_set for v in column.vocabulary.tolist()))
-
-    def is_value(self, key: str, wanted: Any) -> np.ndarray:
-        return self.is_in(key, (wanted,))
 
     def to_frame(self) -> Any:
         """The columns as a pandas DataFrame (categorical strings), in `FRAME_COLUMNS` order."""

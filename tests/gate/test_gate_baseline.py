@@ -253,3 +253,18 @@ def test_a_baseline_that_is_no_regular_file_is_refused_unread(tmp_path):
     for path in (tmp_path / "fifo.toml", tmp_path / "zero.toml"):
         with pytest.raises(UsageError, match="not a regular file"):
             load_baseline(path)
+
+
+def test_a_baseline_rewritten_with_its_size_and_mtime_kept_is_read_anew(tmp_path):
+    """Nothing about a baseline is remembered between loads: an entry edited in place (a copy that keeps times)
+    gives the new limit."""
+    import os
+
+    path = tmp_path / "synchunt-baseline.toml"
+    write_baseline(baseline_of(BaselineEntry(MASKED, "reviewed", max_count=54)), path)
+    assert load_baseline(path).entry_for(MASKED).max_count == 54
+    stat = path.stat()
+    path.write_text(path.read_text().replace("max = 54", "max = 45"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert load_baseline(path).entry_for(MASKED).max_count == 45

@@ -135,3 +135,46 @@ def test_string_ids_and_loose_types_per_slice(tmp_path):
     reference = build(path, _one_shot(path, path.read_bytes()))
     assert_same_events(trace.events, reference.events)
     assert "Spans" in trace.events["pid"].tolist() and trace.events["pid"].dtype == object
+
+
+def _dumped(indent, separators=None):
+    def write(events, **top):
+        return json.dumps({"schemaVersion": 1, **top, "traceEvents": events, "traceName": "t.json"}, indent=indent,
+                          separators=separators).encode()
+    return write
+
+
+# Each layout the splitter meets: Kineto's, json.dumps at several indents, one line with and without spaces.
+LAYOUTS = {"kineto": (kineto_layout, "lines"), "indent 1": (_dumped(1), "lines"), "indent 2": (_dumped(2), "lines"),
+           "indent 4": (_dumped(4), "lines"), "tab": (_dumped("\t"), "lines"), "one line": (one_line, "whole"),
+           "compact": (_dumped(None, (",", ":")), "whole")}
+
+
+def _rows(frame: pd.DataFrame) -> list[tuple]:
+    return [tuple(None if isinstance(v, float) and np.isnan(v) else v for v in row)
+            for row in frame.astype(object).itertuples(index=False)]
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_every_layout_whole_and_cut_gives_the_one_shot_columns(tmp_path, name):
+    """Whole, a layout decodes to the one-shot columns; cut mid-write (at 30 % and 70 % of the file), it keeps a
+    prefix of them: every event before the cut but at most the one the cut falls in, never a misread one."""
+    writer, layout = LAYOUTS[name]
+    events = many_events(300)
+    data = writer(events, distributedInfo={"rank": 2})
+    path = tmp_path / "t.json"
+    path.write_bytes(data)
+    reference = build(path, _one_shot(path, data))
+    trace, found = _frame(path, slice_bytes=2048)
+    assert found == layout and trace.rank == 2 and trace.partial is None
+    assert_same_events(trace.events, reference.events)
+    expected = _rows(reference.events)
+    for fraction in (0.3, 0.7):
+        cut = int(len(data) * fraction)
+        path.write_bytes(data[:cut])
+        partial, _ = _frame(path, slice_bytes=2048)
+        kept = _rows(partial.events)
+        assert partial.partial is not None and 0 < len(kept) < len(expected)
+        assert kept == expected[:len(kept)], "a cut file must keep a prefix of the events"
+        # events are of about one size: those wholly before the cut are about that share of them, all kept
+        assert len(kept) >= int(fraction * len(expected)) - 6
