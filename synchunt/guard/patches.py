@@ -62,6 +62,37 @@ def _reporting(rule: str, op: str, original: Callable[..., Any]) -> Callable[...
     return wrapper
 
 
+def _names_the_host(*args: Any, **kwargs: Any) -> bool:
+    """``t.to("cpu")`` / ``t.to(device="cpu")``, blocking: the host named by the literal string. A ``torch.device``
+    may be ``x.device`` (the host in a CPU run, the device on a GPU, where the copy op is classified instead);
+    ``.to(dtype)`` and ``.to(other)`` make no move named here."""
+    target = kwargs.get("device") if kwargs else None
+    if target is None and len(args) > 1:
+        target = args[1]
+    if type(target) is not str or not target.startswith("cpu"):
+        return False
+    return not kwargs.get("non_blocking") and not (len(args) > 3 and args[3] is True)
+
+
+# A GuardPatch's ``when`` → the condition its call must meet (an unknown name fails when the patches are planned).
+PATCH_CONDITIONS: dict[str, Callable[..., bool]] = {
+    "names-the-host": _names_the_host,
+}
+
+
+def _conditional(condition: Callable[..., bool], reporting: Callable[..., Any],
+                 original: Callable[..., Any]) -> Callable[..., Any]:
+    """Report through ``reporting`` only the calls that meet ``condition``; the others pay one argument check."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if condition(*args, **kwargs):
+            return reporting(*args, **kwargs)
+        return original(*args, **kwargs)
+
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "wrapper")
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
 def _marking(original: Callable[..., Any]) -> Callable[..., Any]:
     """The scalar read made inside the call is the marking rule's (truthiness), not a generic scalar read."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -179,8 +210,13 @@ def _plan() -> PatchPlan:
                 owner, name = _resolve_owner(patch.target), patch.target.rsplit(".", 1)[1]
                 if (patch.needs_cuda and not cuda) or owner is None or not hasattr(owner, name):
                     continue  # not in this torch build, or needs CUDA
+                if patch.when is not None and patch.when not in PATCH_CONDITIONS:
+                    raise KeyError(f"rule {rule.code}: no guard patch condition named {patch.when!r}")
                 if patch.effect is PatchEffect.MARK:
                     plan.append((owner, name, _marking))
+                elif patch.when is not None:
+                    plan.append((owner, name, lambda f, code=rule.code, op=patch.op_name, when=patch.when:
+                                 _conditional(PATCH_CONDITIONS[when], _reporting(code, op, f), f)))
                 else:
                     plan.append((owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
         for call in NOT_HOST_SYNC_CALLS:
