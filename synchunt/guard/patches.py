@@ -13,6 +13,7 @@ Every wrapper checks the calling thread and task first, so unguarded code only p
 
 from __future__ import annotations
 
+import linecache
 import sys
 import warnings
 from collections.abc import Callable
@@ -63,15 +64,27 @@ def _reporting(rule: str, op: str, original: Callable[..., Any]) -> Callable[...
 
 
 def _names_the_host(*args: Any, **kwargs: Any) -> bool:
-    """``t.to("cpu")`` / ``t.to(device="cpu")``, blocking: the host named by the literal string. A ``torch.device``
-    may be ``x.device`` (the host in a CPU run, the device on a GPU, where the copy op is classified instead);
-    ``.to(dtype)`` and ``.to(other)`` make no move named here."""
+    """``t.to("cpu")`` / ``t.to(device="cpu")`` of a host tensor, blocking: the host named by the literal string,
+    where nothing dispatches (the tensor is already there). A ``torch.device`` may be ``x.device`` (the host in a
+    CPU run, the device on a GPU, where the copy op is classified instead); ``.to(dtype)`` and ``.to(other)`` make
+    no move named here."""
     target = kwargs.get("device") if kwargs else None
     if target is None and len(args) > 1:
         target = args[1]
     if type(target) is not str or not target.startswith("cpu"):
         return False
-    return not kwargs.get("non_blocking") and not (len(args) > 3 and args[3] is True)
+    if kwargs.get("non_blocking") or (len(args) > 3 and args[3] is True):
+        return False
+    # From a device tensor the copy op dispatches and is classified there (as the trace names it, aten::_to_copy).
+    tensor = args[0]
+    if not isinstance(tensor, torch.Tensor) or on_device(tensor):
+        return False
+    # A string variable may hold the device a GPU run moves to (diffusers' `.to(dtype=..., device=device)` with
+    # device="cpu" in a CPU run is a host-to-device copy on a GPU): the host is named where the calling line spells
+    # it. Read only for the rare call that got this far; without the source, the call is taken as written.
+    caller = sys._getframe(2)  # the caller of the patched method (this condition, then the wrapper, in between)
+    line = linecache.getline(caller.f_code.co_filename, caller.f_lineno)
+    return not line or "'cpu" in line or '"cpu' in line
 
 
 # A GuardPatch's ``when`` → the condition its call must meet (an unknown name fails when the patches are planned).

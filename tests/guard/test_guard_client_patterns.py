@@ -40,7 +40,7 @@ def test_a_move_to_the_host_by_name_is_a_device_to_host_copy() -> None:
 
 
 def test_a_move_named_by_a_device_object_is_left_to_the_copy_op() -> None:
-    assert _seen(client_patterns.follows_the_device, torch.ones(3), torch.ones(2)) == []
+    assert _seen(client_patterns.follows_the_device, torch.ones(3), torch.ones(2), "cpu") == []
 
 
 def test_tensor_to_records_a_latent_copy_with_its_op_and_restores_the_method() -> None:
