@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "synchunt"
 
 # What each part of synchunt may import (besides itself and the leaf modules every layer shares).
 LEAVES = {"errors", "files", "library_code", "source_map", "sites", "findings", "executor", "progress", "synchunt",
-          "config", "printable", "units"}
+          "config", "printable", "units", "modes", "process"}
 ALLOWED: dict[str, set[str]] = {
     "rules": set(),
     "trace": set(),
