@@ -1,26 +1,22 @@
 """Command-line interface: thin typer declarations over the library API.
 
-A command registers when its module is imported. ``main()`` imports only the module of the command it runs, so
-``synchunt analyze`` does not load the gate, audit or report code; ``app`` (``from synchunt.cli import app``) is
+A command registers when its module is imported. ``main()`` imports only the module of the command it runs (found by
+``synchunt.cli.commands`` from the source), so ``synchunt analyze`` does not load the gate, audit or report code, and
+the top-level help and ``--version`` load none of them; ``app`` (``from synchunt.cli import app``) is
 the application with every command.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 from importlib import import_module
 from typing import Any
 
+from synchunt.cli.commands import command_entries, command_modules, module_of
 from synchunt.errors import SynchuntError
 
 ISSUES_URL = "https://github.com/synchunt/synchunt/issues"
-# The modules that declare the commands, in the order help lists them; and which module declares each command.
-_MODULES = ("analysis", "annotate", "audit", "catalog", "gate", "lint", "profile", "report")
-_MODULE_OF = {"analyze": "analysis", "annotate": "annotate", "audit": "audit", "rules": "catalog",
-              "workloads": "catalog", "gate": "gate", "lint": "lint", "profile": "profile", "report": "report",
-              "compare": "report"}
 
 
 def __getattr__(name: str) -> Any:
@@ -34,51 +30,53 @@ def _application(command: str | None) -> Any:
     from synchunt.cli.app import app as application
 
     globals().pop("app", None)  # importing the submodule bound the name to it; `app` means the application
-    module = _MODULE_OF.get(command or "")
-    for name in (module,) if module else _MODULES:
+    module = module_of(command)
+    for name in (module,) if module else command_modules():
         import_module(f"synchunt.cli.{name}")
     if module is None:
         globals()["app"] = application
     return application
 
 
-# Commands that read traces and analyses (a gate's --target runs in a process of its own): numpy is loaded for them
-# without its huge-page advice (see `_numpy_without_huge_page_advice`).
-_READ_ONLY_COMMANDS = frozenset({"analyze", "gate", "report", "compare", "annotate"})
-_HUGE_PAGE_SETTING = "NUMPY_MADVISE_HUGEPAGE"
+def _listing() -> Any:
+    """The application as the top-level help shows it: each command by its name and help, read from the command
+    modules' source, none of them imported (so the help loads nothing of the analysis)."""
+    import typer
+
+    from synchunt.cli.app import app as application
+
+    listing = typer.Typer(**{key: getattr(application.info, key) for key in ("name", "help")},
+                          no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                          context_settings=application.info.context_settings)
+    listing.registered_callback = application.registered_callback
+    for entry in command_entries():
+        listing.command(entry.name, help=entry.help)(_listed)
+    return listing
 
 
-def _numpy_without_huge_page_advice() -> None:
-    """Load numpy with ``NUMPY_MADVISE_HUGEPAGE=0`` unless the user chose a setting (or numpy is loaded already).
-
-    numpy advises huge pages for every array of 4 MB and more; where the kernel's THP defrag is ``madvise`` (the
-    default of many distributions) the first touch of such memory can wait on a synchronous compaction when no
-    huge page is free (numpy#31590). A trace's columns are allocated once and read a few times: the advice gains
-    little. On the scale benchmark's traces (8 runs each, docs/benchmarks.md) it made the median cached
-    re-analysis 0.36 -> 0.46 s and 0.46 -> 0.54 s, and a first analysis 2.45 -> 2.80 s. The variable is removed
-    again at once, so that no process started from here (a gated target) inherits it.
-    """
-    if "numpy" in sys.modules or _HUGE_PAGE_SETTING in os.environ:
-        return
-    os.environ[_HUGE_PAGE_SETTING] = "0"
-    try:
-        import numpy  # noqa: F401  (numpy reads the variable once, at import)
-    finally:
-        os.environ.pop(_HUGE_PAGE_SETTING, None)
+def _listed() -> None:
+    """Never run: a command reached through the listing is imported and run from its own module instead."""
 
 
 def main() -> None:
     """Entry point. Every failure is one ``error:`` line on stderr: usage and input errors exit 2, a crash of
     synchunt itself exits 3 ("internal error", never a traceback), so a gate never reads a crash as "syncs found".
     """
+    if sys.argv[1:] == ["--version"]:  # the answer needs nothing else loaded, not even typer
+        from synchunt import __version__
+
+        sys.stdout.write(f"synchunt {__version__}\n")
+        sys.exit(0)
     import typer
+
+    from synchunt.process import TRACE_COMMANDS, numpy_without_huge_page_advice
 
     clicks = _click_exceptions()
     command = _command(sys.argv)
     try:
-        if command in _READ_ONLY_COMMANDS:
-            _numpy_without_huge_page_advice()
-        app = _application(command)
+        if command in TRACE_COMMANDS:
+            numpy_without_huge_page_advice()
+        app = _application(command) if module_of(command) else _listing()
         code = app(standalone_mode=False)
     except SynchuntError as error:
         _fail(str(error), error.exit_code)
@@ -107,31 +105,13 @@ def main() -> None:
 
 
 def entry() -> None:
-    """The console script and ``python -m synchunt``: `main`, in a process that ends with it.
+    """The console script and ``python -m synchunt``: `main`, in a process that ends with it, tuned for the command
+    it runs (``synchunt.process``). `main` itself leaves the process alone, for callers that go on after it (tests,
+    a harness)."""
+    from synchunt.process import collector_for
 
-    After a trace command, whose outputs are written and closed by then, every object is frozen: the interpreter's
-    last collection at exit need not walk what the run made (the catalogue, numpy's and typer's modules, the
-    analysis), 35-45 ms of every such command here. During a trace command the youngest generation is collected
-    after every `_YOUNG_COLLECTION_THRESHOLD` new containers instead of CPython's default (700 up to 3.12, 2000 in
-    3.13): an analysis makes hundreds of thousands of short-lived tuples and records and almost no cycles, so the
-    collector's ~190 passes found nothing to free and cost a cached re-analysis 15-35 ms and more in cache misses
-    (0.41-0.44 -> 0.29-0.36 s here).
-    `main` itself leaves the collector alone, for callers that go on after it (tests, a harness).
-    """
-    trace_command = _command(sys.argv) in _READ_ONLY_COMMANDS
-    thresholds = gc.get_threshold()
-    if trace_command:
-        gc.set_threshold(_YOUNG_COLLECTION_THRESHOLD, *thresholds[1:])
-    try:
+    with collector_for(_command(sys.argv)):
         main()
-    finally:
-        if trace_command:
-            gc.set_threshold(*thresholds)
-            gc.freeze()
-
-
-# Cyclic garbage waits until this many more container objects have been made (whatever their size) to be freed.
-_YOUNG_COLLECTION_THRESHOLD = 100_000
 
 
 def _command(argv: list[str]) -> str | None:

@@ -35,7 +35,7 @@ def analyze_command(
     traces: TracePaths,
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
-    mode: ModeOpt = Mode.auto,
+    mode: ModeOpt = Mode.AUTO,
     output_format: FormatOpt = AnalysisFormat(ANALYSIS_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
     force: ForceOpt = False,

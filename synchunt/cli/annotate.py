@@ -19,7 +19,7 @@ def annotate_command(
     trace: Annotated[Path, typer.Argument(help="A trace file (.json, .json.gz).")],
     output: AnnotatedOutputOpt = None,
     force: ForceOpt = False,
-    mode: ModeOpt = Mode.auto,
+    mode: ModeOpt = Mode.AUTO,
 ) -> None:
     """Write a copy of the trace with a synchunt track: an instant at each sync (rule, call site, fix), an
     arrow from each sync to the device work it waited for, and a counter of cumulative stall. Open it in

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from synchunt.modes import Mode
 
 app = typer.Typer(
     name="synchunt",
@@ -31,12 +32,6 @@ def _main(version: Annotated[bool, typer.Option(
         "--version", callback=_print_version, is_eager=True, help="Print synchunt's version and exit.")] = False,
 ) -> None:
     """Hunt hidden device-to-host syncs in PyTorch code."""
-
-
-class Mode(str, Enum):
-    auto = "auto"
-    confirmed = "confirmed"
-    latent = "latent"
 
 
 TracePaths = Annotated[list[Path], typer.Argument(help="Trace files (.json, .json.gz) or per-rank trace folders.")]

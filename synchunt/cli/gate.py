@@ -39,7 +39,7 @@ def gate_command(
         "--allow-partial", help="Judge a trace cut mid-write on the events before the cut (else: exit 2).")] = False,
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
-    mode: ModeOpt = Mode.auto,
+    mode: ModeOpt = Mode.AUTO,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="TOML allow-list of reviewed syncs.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Also fail on stale or expired baseline entries.")] = False,
     write_baseline: Annotated[Path | None, typer.Option(

@@ -41,7 +41,7 @@ def profile_command(
         "--timeout", min=0.0, help="Stop the target after this many seconds (it runs in a child process).")] = None,
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
-    mode: ModeOpt = Mode.auto,
+    mode: ModeOpt = Mode.AUTO,
     output_format: FormatOpt = AnalysisFormat(ANALYSIS_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,
     force: ForceOpt = False,

@@ -33,7 +33,7 @@ def report_command(
     compare: CompareOpt = None,
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
-    mode: ModeOpt = Mode.auto,
+    mode: ModeOpt = Mode.AUTO,
     force: ForceOpt = False,
     max_trace_bytes: MaxTraceBytesOpt = None,
 ) -> None:
@@ -79,7 +79,7 @@ def compare_command(
     after: CompareTrace,
     thread: ThreadOpt = None,
     scope: ScopeOpt = None,
-    mode: ModeOpt = Mode.auto,
+    mode: ModeOpt = Mode.AUTO,
     output_format: Annotated[CompareFormat, typer.Option(  # type: ignore[valid-type]
         "--format", "-f", help="text or json.")] = CompareFormat(COMPARISON_FORMATS.default),  # noqa: B008
     output: OutputOpt = None,

@@ -39,11 +39,16 @@ CONDITIONS: dict[str, Callable[[Any], bool]] = {
 
 
 def holds(name: str | None, concrete_inputs: Any) -> bool:
-    """Whether condition ``name`` holds for an op with these recorded concrete inputs (no name: always)."""
+    """Whether condition ``name`` holds for an op with these recorded concrete inputs (no name: always).
+
+    A name no condition answers to is a catalogue error, not a condition that holds: it raises ``KeyError``."""
     if name is None:
         return True
     check = CONDITIONS.get(name)
-    return True if check is None else check(concrete_inputs)
+    if check is None:
+        raise KeyError(f"no trace condition named {name!r} (the catalogue's TraceOp.when; known: "
+                       f"{', '.join(sorted(CONDITIONS))})")
+    return check(concrete_inputs)
 
 
 @cache

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 import msgspec
 
+from synchunt.modes import Mode
+
 if TYPE_CHECKING:
     import pandas as pd
-
-
-class Mode(str, Enum):
-    AUTO = "auto"
-    CONFIRMED = "confirmed"
-    LATENT = "latent"
 
 
 class DetectedSync(msgspec.Struct, frozen=True):

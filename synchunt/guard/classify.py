@@ -6,6 +6,7 @@ is built, not silently.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import torch
@@ -15,30 +16,65 @@ from synchunt.guard.predicates import PREDICATES, Predicate
 from synchunt.rules import RULES
 
 __all__ = ["PREDICATES", "OpCall", "Predicate", "build_table", "classify", "describe_call", "is_latent",
-           "on_device"]
+           "library_packets_loaded", "on_device"]
 
 
 def _always(call: OpCall) -> bool:
     return True
 
 
-def _overloads(packet_name: str) -> list[torch._ops.OpOverload]:
-    """Every overload of a catalogue packet in this torch build (none if the op does not exist)."""
-    packet = getattr(torch.ops.aten, packet_name, None)
+def _split(packet_name: str) -> tuple[str, str]:
+    """``("aten", "index")`` for ``"index"``; ``("torchvision", "nms")`` for ``"torchvision::nms"``."""
+    namespace, _, name = packet_name.rpartition("::")
+    return namespace or "aten", name
+
+
+def library_packets_loaded() -> frozenset[str]:
+    """The catalogue's library ops (outside ``aten``, e.g. ``torchvision::nms``) the dispatcher knows now.
+
+    Nothing is imported here to make one exist: a library op is registered when its package loads its extension,
+    so a namespace whose package is not imported is skipped at the cost of a dict look-up (this runs at every
+    outermost guard entry), and the registry is asked only for the others. A table built before a library
+    loaded lacks its ops (``install`` rebuilds it when this set grows)."""
+    found = set(_LOADED)
+    for packet in _LIBRARY_PACKETS - _LOADED:
+        namespace, _ = _split(packet)
+        if namespace in sys.modules and torch._C._dispatch_has_kernel(packet):
+            found.add(packet)
+    _LOADED.update(found)
+    return frozenset(found)
+
+
+_LIBRARY_PACKETS = frozenset(guard_op.packet for rule in RULES for guard_op in rule.guard_ops
+                             if "::" in guard_op.packet)
+_LOADED: set[str] = set()  # a registered op stays registered: asked once
+
+
+def _overloads(packet_name: str, libraries: frozenset[str]) -> list[torch._ops.OpOverload]:
+    """Every overload of a catalogue packet in this torch build (none if the op does not exist, or is a library's
+    that is not loaded)."""
+    namespace, name = _split(packet_name)
+    if namespace != "aten" and packet_name not in libraries:
+        return []
+    packet = getattr(getattr(torch.ops, namespace), name, None)
     if packet is None:
         return []
     return [getattr(packet, overload_name) for overload_name in packet.overloads()]
 
 
-def build_table() -> dict[torch._ops.OpOverload, tuple[tuple[str, Predicate], ...]]:
-    """Every overload the catalogue's ``guard_ops`` name → its (rule code, predicate) pairs, in catalogue order."""
+def build_table(libraries: frozenset[str] | None = None,
+                ) -> dict[torch._ops.OpOverload, tuple[tuple[str, Predicate], ...]]:
+    """Every overload the catalogue's ``guard_ops`` name → its (rule code, predicate) pairs, in catalogue order;
+    of the library ops, those in ``libraries`` (default: those loaded now)."""
+    if libraries is None:
+        libraries = library_packets_loaded()
     table: dict[torch._ops.OpOverload, list[tuple[str, Predicate]]] = {}
     for rule in RULES:
         for guard_op in rule.guard_ops:
             if guard_op.when is not None and guard_op.when not in PREDICATES:
                 raise KeyError(f"rule {rule.code}: no guard predicate named {guard_op.when!r}")
             predicate = PREDICATES[guard_op.when] if guard_op.when else _always
-            for func in _overloads(guard_op.packet):
+            for func in _overloads(guard_op.packet, libraries):
                 table.setdefault(func, []).append((rule.code, predicate))
     return {func: tuple(entries) for func, entries in table.items()}
 

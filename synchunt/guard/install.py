@@ -18,7 +18,7 @@ from typing import Protocol
 import torch
 
 from synchunt.guard import scope
-from synchunt.guard.classify import build_table
+from synchunt.guard.classify import build_table, library_packets_loaded
 from synchunt.guard.kernels import KernelRoute, Table
 from synchunt.guard.mode import ModeRoute
 from synchunt.guard.patches import Patches
@@ -63,6 +63,7 @@ class Session:
         self._lock = threading.RLock()
         self._arms: dict[int, _Arm] = {}
         self._table: Table | None = None
+        self._libraries: frozenset[str] = frozenset()  # the library ops (torchvision::nms) the table has
         self._route: Route | None = None
         self._kernels: KernelRoute | None = None  # kept between guards: its registration is the costly part
         self._patches: Patches | None = None
@@ -143,8 +144,12 @@ class Session:
             return True
 
     def _install(self) -> None:
-        if self._table is None:
-            self._table = build_table()
+        libraries = library_packets_loaded()
+        if self._table is None or libraries != self._libraries:  # first guard, or a library op loaded since
+            self._table, self._libraries = build_table(libraries), libraries
+            if self._kernels is not None:
+                self._kernels.remove_kernels()
+                self._kernels = None
         route = self._make_route(self._table)
         self._patches = Patches()
         self._route = route

@@ -97,7 +97,7 @@ class KernelRoute:
 
     def __init__(self, table: Table, reviewed: tuple[torch._ops.OpOverload, ...], idle: Callable[[], None]):
         self._table, self._reviewed, self._idle = table, reviewed, idle
-        self._library: torch.library.Library | None = None
+        self._library: list[torch.library.Library] | None = None
         self._hop_patch: _HigherOrderPatch | None = None
 
     @property
@@ -117,22 +117,28 @@ class KernelRoute:
 
     def remove_kernels(self) -> None:
         if self._library is not None:
-            self._library._destroy()
+            for library in self._library:
+                library._destroy()
             self._library = None
 
-    def _register(self) -> torch.library.Library:
-        library = torch.library.Library("aten", "IMPL")
+    def _register(self) -> list[torch.library.Library]:
+        libraries: dict[str, torch.library.Library] = {}  # one per namespace: aten, and a library's (torchvision)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # "overriding a previously registered kernel"
                 for func, entries in self._kernels().items():
+                    namespace, _, name = func._schema.name.partition("::")
+                    library = libraries.get(namespace)
+                    if library is None:
+                        library = libraries[namespace] = torch.library.Library(namespace, "IMPL")
                     overload = func._overloadname
-                    name = func._schema.name.removeprefix("aten::") + ("" if overload == "default" else f".{overload}")
+                    name += "" if overload == "default" else f".{overload}"
                     library.impl(name, make_kernel(func, entries, self._idle), "PreDispatch", with_keyset=True)
         except BaseException:
-            library._destroy()
+            for library in libraries.values():
+                library._destroy()
             raise
-        return library
+        return list(libraries.values())
 
     def _kernels(self) -> dict[torch._ops.OpOverload, tuple[tuple[str, Predicate], ...]]:
         kernels = {func: () for func in self._reviewed}

@@ -13,6 +13,7 @@ Every wrapper checks the calling thread and task first, so unguarded code only p
 
 from __future__ import annotations
 
+import linecache
 import sys
 import warnings
 from collections.abc import Callable
@@ -58,6 +59,49 @@ def _reporting(rule: str, op: str, original: Callable[..., Any]) -> Callable[...
                               source="method" if tensor is not None else "explicit", raw=capture_stack())
 
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", op)
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
+def _names_the_host(*args: Any, **kwargs: Any) -> bool:
+    """``t.to("cpu")`` / ``t.to(device="cpu")`` of a host tensor, blocking: the host named by the literal string,
+    where nothing dispatches (the tensor is already there). A ``torch.device`` may be ``x.device`` (the host in a
+    CPU run, the device on a GPU, where the copy op is classified instead); ``.to(dtype)`` and ``.to(other)`` make
+    no move named here."""
+    target = kwargs.get("device") if kwargs else None
+    if target is None and len(args) > 1:
+        target = args[1]
+    if type(target) is not str or not target.startswith("cpu"):
+        return False
+    if kwargs.get("non_blocking") or (len(args) > 3 and args[3] is True):
+        return False
+    # From a device tensor the copy op dispatches and is classified there (as the trace names it, aten::_to_copy).
+    tensor = args[0]
+    if not isinstance(tensor, torch.Tensor) or on_device(tensor):
+        return False
+    # A string variable may hold the device a GPU run moves to (diffusers' `.to(dtype=..., device=device)` with
+    # device="cpu" in a CPU run is a host-to-device copy on a GPU): the host is named where the calling line spells
+    # it. Read only for the rare call that got this far; without the source, the call is taken as written.
+    caller = sys._getframe(2)  # the caller of the patched method (this condition, then the wrapper, in between)
+    line = linecache.getline(caller.f_code.co_filename, caller.f_lineno)
+    return not line or "'cpu" in line or '"cpu' in line
+
+
+# A GuardPatch's ``when`` → the condition its call must meet (an unknown name fails when the patches are planned).
+PATCH_CONDITIONS: dict[str, Callable[..., bool]] = {
+    "names-the-host": _names_the_host,
+}
+
+
+def _conditional(condition: Callable[..., bool], reporting: Callable[..., Any],
+                 original: Callable[..., Any]) -> Callable[..., Any]:
+    """Report through ``reporting`` only the calls that meet ``condition``; the others pay one argument check."""
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if condition(*args, **kwargs):
+            return reporting(*args, **kwargs)
+        return original(*args, **kwargs)
+
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "wrapper")
     wrapper.__doc__ = original.__doc__
     return wrapper
 
@@ -179,8 +223,13 @@ def _plan() -> PatchPlan:
                 owner, name = _resolve_owner(patch.target), patch.target.rsplit(".", 1)[1]
                 if (patch.needs_cuda and not cuda) or owner is None or not hasattr(owner, name):
                     continue  # not in this torch build, or needs CUDA
+                if patch.when is not None and patch.when not in PATCH_CONDITIONS:
+                    raise KeyError(f"rule {rule.code}: no guard patch condition named {patch.when!r}")
                 if patch.effect is PatchEffect.MARK:
                     plan.append((owner, name, _marking))
+                elif patch.when is not None:
+                    plan.append((owner, name, lambda f, code=rule.code, op=patch.op_name, when=patch.when:
+                                 _conditional(PATCH_CONDITIONS[when], _reporting(code, op, f), f)))
                 else:
                     plan.append((owner, name, lambda f, code=rule.code, op=patch.op_name: _reporting(code, op, f)))
         for call in NOT_HOST_SYNC_CALLS:

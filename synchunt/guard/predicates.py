@@ -101,11 +101,13 @@ def device_to_host(call: OpCall) -> bool:
 
 
 def host_to_device_blocking(call: OpCall) -> bool:
-    """A copy from host memory to a device without ``non_blocking``: ``memcpy_and_sync`` waits for the stream."""
+    """A copy from host memory to a device without ``non_blocking``: ``memcpy_and_sync`` waits for the stream.
+    Nothing to copy is no wait: ``copy_`` returns before any memcpy for a zero-element tensor
+    (``torch.tensor([], device=...)``)."""
     source, source_type, _, target_type = _copy_ends(call)
     if source is None or source_type != "cpu" or target_type in HOST_DEVICE_TYPES or target_type is None:
         return False
-    return not call.arg("non_blocking")
+    return not call.arg("non_blocking") and source.numel() > 0
 
 
 def host_index_into_device(call: OpCall) -> bool:
@@ -148,11 +150,6 @@ def native_ctc_int_lengths(call: OpCall) -> bool:
     return not cudnn_targets
 
 
-def multinomial_checks(call: OpCall) -> bool:
-    """ATen validates the probabilities on the host when sampling without replacement or one sample."""
-    return not call.arg("replacement") or call.arg("num_samples") == 1
-
-
 def tensor_std(call: OpCall) -> bool:
     """``normal(mean, std)`` checks ``std >= 0`` on the host when ``std`` is a tensor."""
     return isinstance(call.arg("std"), torch.Tensor)
@@ -163,18 +160,21 @@ def _is_pinned(tensor: torch.Tensor | None) -> bool:
 
 
 def pageable_non_blocking(call: OpCall) -> bool:
+    """A ``non_blocking`` device-to-host copy into pageable memory. Only that direction: from pageable memory to
+    the device the driver stages the data and returns without waiting for the device (no D2H sync)."""
     if not call.arg("non_blocking"):
         return False
     source, source_type, destination, target_type = _copy_ends(call)
-    if source is None or source_type is None or target_type is None:
+    if source is None or source_type in HOST_DEVICE_TYPES or target_type != "cpu":
         return False
-    source_host, target_host = source_type == "cpu", target_type == "cpu"
-    if source_host == target_host:
-        return False
-    if source_host:  # host → device: the source must be pinned
-        return not _is_pinned(source)
-    # device → host: _to_copy pins the buffer it allocates; copy_ writes into the caller's tensor
+    # _to_copy pins the buffer it allocates; copy_ writes into the caller's tensor
     return destination is not None and not _is_pinned(destination)
+
+
+def has_boxes(call: OpCall) -> bool:
+    """torchvision's CUDA ``nms`` returns at once when there are no boxes; otherwise it reads its mask on the host."""
+    boxes = call.arg("dets")
+    return isinstance(boxes, torch.Tensor) and boxes.numel() > 0
 
 
 Predicate = Callable[[OpCall], bool]
@@ -189,7 +189,6 @@ PREDICATES: dict[str, Predicate] = {
     "device-to-host": device_to_host,
     "pageable-non-blocking": pageable_non_blocking,
     "host-to-device-blocking": host_to_device_blocking,
-    "multinomial-checks": multinomial_checks,
     "tensor-std": tensor_std,
     "host-index-into-device": host_index_into_device,
     "no-num-classes": no_num_classes,
@@ -197,6 +196,7 @@ PREDICATES: dict[str, Predicate] = {
     "check-errors": check_errors,
     "tensor-lengths": tensor_lengths,
     "native-ctc-int-lengths": native_ctc_int_lengths,
+    "has-boxes": has_boxes,
 }
 
 

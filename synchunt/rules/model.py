@@ -95,7 +95,8 @@ class RuntimeCall(msgspec.Struct, frozen=True):
 
 
 class GuardOp(msgspec.Struct, frozen=True):
-    """An aten overload packet the runtime guard intercepts (``torch.ops.aten.<packet>``).
+    """An overload packet the runtime guard intercepts: ``torch.ops.aten.<packet>``, or a library's op named with
+    its namespace (``"torchvision::nms"``), intercepted once the library has registered it.
 
     ``when`` names an argument predicate in ``synchunt.guard.classify``; ``None`` means always.
     """
@@ -116,13 +117,15 @@ class GuardPatch(msgspec.Struct, frozen=True):
     (``torch.cuda.synchronize`` never dispatches an aten op; ``Tensor.tolist`` on a CPU tensor neither).
 
     ``target`` is a dotted path from ``torch`` (``"torch.Tensor.tolist"``); ``needs_cuda`` patches exist only
-    where CUDA is available; ``op`` is the name records carry (default: the last two path parts).
+    where CUDA is available; ``op`` is the name records carry (default: the last two path parts); ``when`` names
+    a condition on the call's arguments in ``synchunt.guard.patches`` (``None``: every call).
     """
 
     target: str
     effect: PatchEffect = PatchEffect.REPORT
     needs_cuda: bool = False
     op: str | None = None
+    when: str | None = None
 
     @property
     def op_name(self) -> str:

@@ -67,10 +67,19 @@ def test_explicit_synchronize_calls() -> None:
 def test_pageable_non_blocking_copies() -> None:
     pageable, pinned = torch.ones(1024), torch.ones(1024).pin_memory()
     device = torch.ones(1024, device="cuda")
-    assert _rules(lambda: pageable.to("cuda", non_blocking=True)) == [("SH203", "aten::_to_copy", False)]
+    # host → device from pageable memory is staged by the driver: no wait for the device, not a D2H sync
+    assert _rules(lambda: pageable.to("cuda", non_blocking=True)) == []
     assert _rules(lambda: pinned.to("cuda", non_blocking=True)) == []
+    assert _rules(lambda: device.copy_(pageable, non_blocking=True)) == []
+    # device → host into pageable memory waits; _to_copy pins the buffer it allocates
     assert _rules(lambda: pageable.copy_(device, non_blocking=True)) == [("SH203", "aten::copy_", False)]
     assert _rules(lambda: pinned.copy_(device, non_blocking=True)) == []
+    assert _rules(lambda: device.to("cpu", non_blocking=True)) == []
+
+
+def test_an_empty_host_to_device_copy_is_no_sync() -> None:
+    assert _rules(lambda: torch.tensor([], device="cuda")) == []
+    assert [rule for rule, _, _ in _rules(lambda: torch.tensor([1], device="cuda"))] == ["SH202"]
 
 
 def test_sync_debug_mode_and_patches_are_restored() -> None:

@@ -51,6 +51,21 @@ def test_copies_between_host_and_device() -> None:
     assert _rule(ATEN.copy_.default, device, cuda(4)) is None
 
 
+def test_an_empty_host_to_device_copy_is_no_sync() -> None:
+    """transformers' ``torch.tensor([], device=...)``: copy_ returns before any memcpy when there is nothing to copy."""
+    assert _rule(ATEN._to_copy.default, torch.ones(0), device="cuda") is None
+    assert _rule(ATEN.copy_.default, cuda(0), torch.ones(0)) is None
+    assert _rule(ATEN._to_copy.default, torch.ones(1), device="cuda") == "SH202"
+
+
+def test_pageable_non_blocking_is_a_device_to_host_rule_only() -> None:
+    device, pageable, destination = cuda(4), torch.ones(4), torch.empty(4)
+    assert _rule(ATEN._to_copy.default, pageable, device="cuda", non_blocking=True) is None  # staged, no D2H
+    assert _rule(ATEN.copy_.default, device, pageable, non_blocking=True) is None
+    assert _rule(ATEN.copy_.default, destination, device, non_blocking=True) == "SH203"
+    assert _rule(ATEN._to_copy.default, device, device="cpu", non_blocking=True) is None  # a pinned result
+
+
 @pytest.mark.parametrize(("check_errors", "expected"), [(False, None), (True, "SH114")])
 def test_linalg_ex_variants_check_only_when_asked(check_errors: bool, expected: str | None) -> None:
     assert _rule(ATEN.linalg_inv_ex.default, cuda(3, 3), check_errors=check_errors) == expected

@@ -8,6 +8,7 @@ import ast
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 import torch
 
@@ -93,3 +94,44 @@ def test_guard_code_names_no_rule_code_and_no_op(path: Path) -> None:
     assert not [s for s in strings if re.search(r"\bSH\d{3}\b", s)], "rule codes belong in synchunt/rules"
     assert not [s for s in strings if re.search(r"aten::\w", s) or s in packets], "op names belong in synchunt/rules"
     assert not _aten_attributes(tree), "op names belong in synchunt/rules"
+
+
+def test_every_name_the_catalogue_uses_is_registered_and_every_registered_name_is_used() -> None:
+    """The catalogue names its conditions as strings; each registry answers exactly to those names."""
+    from synchunt.detect.conditions import CONDITIONS
+    from synchunt.guard.patches import PATCH_CONDITIONS
+    from synchunt.guard.predicates import PREDICATES
+
+    declared = {
+        "trace conditions": ({op.when for rule in RULES for op in rule.trace_ops if op.when}, set(CONDITIONS)),
+        "guard predicates": ({op.when for rule in RULES for op in rule.guard_ops if op.when}, set(PREDICATES)),
+        "guard patch conditions": ({patch.when for rule in RULES for patch in rule.guard_patches if patch.when},
+                                   set(PATCH_CONDITIONS)),
+    }
+    for registry, (used, known) in declared.items():
+        assert used <= known, f"{registry}: the catalogue names unknown {sorted(used - known)}"
+        assert known <= used, f"{registry}: nothing in the catalogue uses {sorted(known - used)}"
+
+
+def test_an_unknown_trace_condition_fails_loudly() -> None:
+    from synchunt.detect.conditions import holds
+
+    assert holds(None, None)
+    with pytest.raises(KeyError, match="no trace condition named 'no-such-condition'"):
+        holds("no-such-condition", None)
+
+
+def test_an_unknown_guard_name_fails_when_the_guard_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synchunt.guard import classify, patches
+    from synchunt.rules.model import GuardOp, GuardPatch
+
+    rule = next(rule for rule in RULES if rule.guard_ops)
+    broken_op = msgspec.structs.replace(rule, guard_ops=(GuardOp("index", when="no-such-predicate"),))
+    monkeypatch.setattr(classify, "RULES", (broken_op,))
+    with pytest.raises(KeyError, match="no-such-predicate"):
+        classify.build_table()
+    broken_patch = msgspec.structs.replace(rule, guard_patches=(GuardPatch("torch.Tensor.tolist", when="nope"),))
+    monkeypatch.setattr(patches, "RULES", (broken_patch,))
+    monkeypatch.setattr(patches, "_PLAN", None)
+    with pytest.raises(KeyError, match="nope"):
+        patches._plan()

@@ -44,6 +44,8 @@ SYNCING: list[tuple[str, tuple[str, ...]]] = [
     ("max(x[1], x[2])", ("SH110",)),
     ("x.tolist()", ("SH201",)),
     ("x.cpu()", ("SH201",)),
+    ("x.to('cpu')", ("SH201",)),  # diffusers' sigmas.to("cpu"): the host named, as by .cpu()
+    ("x.to(device='cpu', dtype=torch.float64)", ("SH201",)),
     ("x.numpy()", ("SH201",)),
     ("torch.nn.functional.one_hot(indices[:3])", ("SH109",)),
     ("torch.normal(x, x + 1)", ("SH112",)),
@@ -77,7 +79,9 @@ NOT_SYNCING: list[str] = [
     "torch.zeros(4), torch.empty(5), torch.full((3,), 7), torch.randn(3), torch.arange(6)",
     "x.shape[0] + x.numel() + x.dim()",
     "x.sum() * 2",
-    "x.to('cpu')",
+    "x.to(x.device)",  # the device on a GPU run: the copy op decides there
+    "x.to(torch.float64)",
+    "x.to('cpu', non_blocking=True)",
     "torch.cat([x, x]).view(2, 10)",
     "torch.nn.functional.one_hot(indices[:3], num_classes=32)",
     "torch.normal(x, 1.0)",

@@ -57,14 +57,14 @@ def test_hicache_under_the_shadow_device_profiles_54_then_none(profiled) -> None
         for record in records:
             by_rule[record["rule"]] += record["count"]
         assert by_rule["SH101"] == expected
-        assert by_rule["SH203"] == 1  # host_indices.to(device, non_blocking=True) from pageable memory
+        assert by_rule["SH203"] == 0  # host_indices.to(device, non_blocking=True): staged, not a D2H wait
         assert all(r["residency"] == "device" and r["shadow"] for r in records)
 
 
 @pytest.mark.parametrize(("impl", "dcp_size", "mask_reads"), [("masked", 8, 8), ("sliced", 8, 0), ("masked", 1, 0)])
 def test_hicache_guard_under_the_shadow_device(impl: str, dcp_size: int, mask_reads: int) -> None:
-    """The small preset (4 layers): two mask reads per layer with DCP, none in the fix or without DCP; the one
-    pageable copy of the host indices in every variant; the pinned host pool's copies are not syncs."""
+    """The small preset (4 layers): two mask reads per layer with DCP, none in the fix or without DCP; the pageable
+    copy of the host indices to the device is staged (no wait); the pinned host pool's copies are not syncs."""
     from synchunt.capture import get_workload
     from synchunt.guard import watch
     from synchunt.shadow import shadow_device
@@ -76,5 +76,5 @@ def test_hicache_guard_under_the_shadow_device(impl: str, dcp_size: int, mask_re
         assert state.host_pool.kv_buffer.is_pinned() and state.device_pool.kv_buffer[0].is_cuda
         with watch() as guard:
             workload.step(state)
-    assert Counter(r.rule for r in guard.violations) == Counter({"SH101": mask_reads, "SH203": 1}) - Counter()
-    assert {r.residency for r in guard.syncs} == {"device"} and shadow.notes == ()
+    assert Counter(r.rule for r in guard.violations) == Counter({"SH101": mask_reads}) - Counter()
+    assert all(r.residency == "device" for r in guard.syncs) and shadow.notes == ()

@@ -85,7 +85,7 @@ def test_explicit_synchronize_calls() -> None:
 def test_pageable_non_blocking_copies() -> None:
     pageable, pinned = torch.ones(1024), torch.ones(1024).pin_memory()
     device = torch.ones(1024, device="cuda")
-    assert _rules(lambda: pageable.to("cuda", non_blocking=True)) == [("SH203", "aten::_to_copy", "device")]
+    assert _rules(lambda: pageable.to("cuda", non_blocking=True)) == []  # staged: no device-to-host wait
     assert _rules(lambda: pinned.to("cuda", non_blocking=True)) == []
     assert _rules(lambda: pageable.copy_(device, non_blocking=True)) == [("SH203", "aten::copy_", "device")]
     assert _rules(lambda: pinned.copy_(device, non_blocking=True)) == []

@@ -33,7 +33,7 @@ def test_a_plain_cpu_run_counts_every_latent_read(patterns) -> None:
 
     with watch() as guard:
         patterns.denoise(device="cpu")
-    assert {r.rule for r in guard.violations} == {"SH110"}  # sigmas.to("cpu") is invisible, the reads counted
+    assert {r.rule for r in guard.violations} == {"SH110", "SH201"}  # the reads and sigmas.to("cpu") counted
     assert all(not r.shadow and r.residency == "host" for r in guard.syncs)
 
 

@@ -43,8 +43,9 @@ def _detection(rule: Rule) -> list[str]:
     if rule.catch_all:
         items.append("trace and guard: any host-blocking call or sync-debug report that no other rule explains")
     if rule.guard_ops:
-        items.append("runtime guard: " + ", ".join(f"`aten.{g.packet}`" + (f" ({g.when})" if g.when else "")
-                                                   for g in rule.guard_ops))
+        items.append("runtime guard: " + ", ".join(
+            (f"`{g.packet}`" if "::" in g.packet else f"`aten.{g.packet}`") + (f" ({g.when})" if g.when else "")
+            for g in rule.guard_ops))
     reporting = [p for p in rule.guard_patches if p.effect is PatchEffect.REPORT]
     marking = [p for p in rule.guard_patches if p.effect is PatchEffect.MARK]
     if reporting:

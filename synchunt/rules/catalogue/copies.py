@@ -38,7 +38,9 @@ COPY_RULES: tuple[Rule, ...] = (
         copy_direction="DtoH",
         guard_ops=(GuardOp("_to_copy", when="device-to-host"), GuardOp("ctc_loss", when="tensor-lengths")),
         guard_patches=(GuardPatch("torch.Tensor.tolist"), GuardPatch("torch.Tensor.cpu"),
-                       GuardPatch("torch.Tensor.numpy")),
+                       GuardPatch("torch.Tensor.numpy"),
+                       # `t.to("cpu")` of a host tensor dispatches nothing: seen where the literal names the host
+                       GuardPatch("torch.Tensor.to", when="names-the-host")),
         lint_forms=("method:cpu", "method:tolist", "method:numpy", "to-cpu"),
     ),
     Rule(

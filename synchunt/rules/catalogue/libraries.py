@@ -7,7 +7,7 @@ analysis reports it as what it would be on a GPU.
 
 from __future__ import annotations
 
-from synchunt.rules.model import Rule, TraceOp
+from synchunt.rules.model import GuardOp, Rule, TraceOp
 
 TORCHVISION_NMS = ("torchvision csrc/ops/cuda/nms_kernel.cu (nms_kernel: `mask.to(at::kCPU)`, then "
                    "`keep.to(order_t.device())`)")
@@ -35,5 +35,7 @@ LIBRARY_RULES: tuple[Rule, ...] = (
         "free",
         references=(TORCHVISION_NMS,),
         trace_ops=(TraceOp("torchvision::nms"),),
+        # a library op is named with its namespace; the guard intercepts it only once torchvision has loaded it
+        guard_ops=(GuardOp("torchvision::nms", when="has-boxes"),),
     ),
 )

@@ -1,0 +1,71 @@
+"""Which module declares each command, read from the command modules' source without importing them.
+
+``main()`` imports only the module of the command it runs, and the top-level help lists every command from here:
+each ``@app.command(...)`` of a module in this package is one entry (its name, its help), in the order help lists
+them (module by module, in file order). Nothing is written by hand, so a new command module is found as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+# The package's modules that declare no command (the application, shared options, helpers).
+_NOT_COMMANDS = frozenset({"__init__", "app", "commands", "load_options", "output", "lint_fixes"})
+
+
+@dataclass(frozen=True)
+class CommandEntry:
+    name: str
+    module: str  # under synchunt.cli
+    help: str
+
+
+def _decorator_name(node: ast.FunctionDef) -> str | None:
+    """The command name of ``@app.command("name")`` / ``@app.command(name=...)`` / ``@app.command()``."""
+    for decorator in node.decorator_list:
+        if not (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)
+                and decorator.func.attr == "command" and isinstance(decorator.func.value, ast.Name)
+                and decorator.func.value.id == "app"):
+            continue
+        given = decorator.args[0] if decorator.args else next(
+            (keyword.value for keyword in decorator.keywords if keyword.arg == "name"), None)
+        if isinstance(given, ast.Constant) and isinstance(given.value, str):
+            return given.value
+        return node.name.replace("_", "-")  # typer's own default
+    return None
+
+
+def _help(node: ast.FunctionDef) -> str:
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Call):
+            for keyword in decorator.keywords:
+                if keyword.arg == "help" and isinstance(keyword.value, ast.Constant):
+                    return str(keyword.value.value)
+    return ast.get_docstring(node, clean=False) or ""
+
+
+@cache
+def command_entries() -> tuple[CommandEntry, ...]:
+    """Every command of the CLI, in the order help lists them."""
+    entries: list[CommandEntry] = []
+    for path in sorted(_PACKAGE_DIR.glob("*.py")):
+        if path.stem in _NOT_COMMANDS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and (name := _decorator_name(node)) is not None:
+                entries.append(CommandEntry(name, path.stem, _help(node)))
+    return tuple(entries)
+
+
+def command_modules() -> tuple[str, ...]:
+    """The modules that declare commands, in help order."""
+    return tuple(dict.fromkeys(entry.module for entry in command_entries()))
+
+
+def module_of(command: str | None) -> str | None:
+    return next((entry.module for entry in command_entries() if entry.name == command), None)

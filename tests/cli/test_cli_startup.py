@@ -1,0 +1,80 @@
+"""Start-up: ``--version`` and the top-level help load nothing of the analysis, and the command → module map the
+CLI derives from its source is the one the application registers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# What a run that only lists or names itself may load of synchunt: the package, its errors, the CLI's entry, the
+# application's options (with the mode enum) and the process tuning.
+ALLOWED_SYNCHUNT = {"synchunt", "synchunt.errors", "synchunt.__main__", "synchunt.cli", "synchunt.cli.commands",
+                    "synchunt.cli.app", "synchunt.modes", "synchunt.process",
+                    # `synchunt` alone shows the help as an error (exit 2), through the one error writer
+                    "synchunt.render", "synchunt.render.text", "synchunt.printable"}
+ANALYSIS_DEPENDENCIES = ("numpy", "pandas", "msgspec", "torch", "pyarrow")
+
+
+_RUN = """
+import json, runpy, sys
+sys.argv = ["synchunt", *json.loads(sys.argv[1])]
+try:
+    runpy.run_module("synchunt", run_name="__main__")
+except SystemExit:
+    pass
+sys.stderr.write("\\n" + json.dumps(sorted(sys.modules)))
+"""
+
+
+def _imported(*args: str) -> tuple[set[str], str]:
+    """The modules ``python -m synchunt ARGS`` has loaded when it exits, and its stdout."""
+    done = subprocess.run([sys.executable, "-c", _RUN, json.dumps(args)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    return set(json.loads(done.stderr.rsplit("\n", 1)[1])), done.stdout
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("-h",), ()], ids=lambda a: " ".join(a) or "bare")
+def test_listing_and_naming_itself_import_nothing_of_the_analysis(args: tuple[str, ...]) -> None:
+    modules, out = _imported(*args)
+    assert "synchunt.cli" in modules  # the measurement saw the CLI's own imports
+    ours = {name for name in modules if name == "synchunt" or name.startswith("synchunt.")}
+    assert ours <= ALLOWED_SYNCHUNT, sorted(ours - ALLOWED_SYNCHUNT)
+    assert not [name for name in modules if name.split(".")[0] in ANALYSIS_DEPENDENCIES]
+    if args == ("--version",):
+        assert out.startswith("synchunt ") and not any(name.split(".")[0] == "typer" for name in modules)
+
+
+def test_the_help_lists_every_command_without_importing_its_module() -> None:
+    from synchunt.cli.commands import command_entries
+
+    modules, out = _imported("--help")
+    for entry in command_entries():
+        assert entry.name in out
+        assert f"synchunt.cli.{entry.module}" not in modules
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    modules, _ = _imported("rules", "--help")
+    assert "synchunt.cli.catalog" in modules
+    assert not {"synchunt.cli.gate", "synchunt.cli.report", "synchunt.cli.audit", "synchunt.cli.profile"} & modules
+
+
+def test_the_derived_command_map_is_the_applications() -> None:
+    import typer.main
+
+    from synchunt.cli import app
+    from synchunt.cli.commands import command_entries, module_of
+
+    registered = {name: command.callback.__module__ for name, command in typer.main.get_command(app).commands.items()}
+    assert registered == {entry.name: f"synchunt.cli.{entry.module}" for entry in command_entries()}
+    assert module_of("compare") == "report" and module_of("no-such-command") is None
+
+
+def test_one_mode_enum_for_the_options_and_detection() -> None:
+    from synchunt.cli.app import Mode as OptionMode
+    from synchunt.detect import Mode as DetectionMode
+
+    assert OptionMode is DetectionMode
