@@ -114,3 +114,16 @@ def detect_sequence_repeat(node: ast.AST, context: Context, rule: Rule, argument
                 return Hit(node, f"`{excerpt(node)}` repeats a Python sequence a tensor's number of times: "
                            f"{_READ}", confidence)
     return None
+
+
+@register("tensor-contains", ast.Compare)
+def detect_tensor_contains(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``x in t`` with a tensor ``t``: ``Tensor.__contains__`` is ``(x == t).any().item()``."""
+    assert isinstance(node, ast.Compare)
+    for op, container in zip(node.ops, node.comparators, strict=True):
+        if isinstance(op, (ast.In, ast.NotIn)):
+            confidence = _tensor_confidence(context.where(container))
+            if confidence is not None:
+                return Hit(node, f"`{excerpt(node)}` asks a tensor whether it holds a value "
+                           f"(`Tensor.__contains__` is `(x == t).any().item()`): {_READ}", confidence)
+    return None

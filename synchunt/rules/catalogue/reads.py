@@ -184,7 +184,7 @@ READ_RULES: tuple[Rule, ...] = (
         guard_ops=(GuardOp("item", when="not-truthiness"), GuardOp("_local_scalar_dense", when="not-truthiness"),
                    GuardOp("one_hot", when="no-num-classes")),
         lint_forms=("method:item", "builtin-scalar", "builtin-minmax", "tensor-of-tensors", "size-from-tensor",
-                    "sequence-repeat"),
+                    "sequence-repeat", "tensor-contains"),
     ),
     Rule(
         code="SH110",
