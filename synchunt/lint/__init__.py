@@ -14,14 +14,12 @@ import ast
 import contextlib
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from synchunt.config import SynchuntConfig
+from synchunt.config import SynchuntConfig, matches_any
 from synchunt.errors import UsageError
 from synchunt.findings import Confidence, Finding, Severity
-from dataclasses import dataclass
-
-from synchunt.config import matches_any
 from synchunt.lint.context import DEFAULT_TEST_FILES, ContextRules
 from synchunt.lint.engine import ModuleLinter, build_plan
 from synchunt.lint.files import FileFilter, iter_python_files, read_source

@@ -10,6 +10,7 @@ from synchunt.lint.forms import Context, Hit, excerpt, method_call, read_confide
 from synchunt.lint.provenance import is_true, keyword
 from synchunt.rules import Rule
 
+
 def _receiver_or_first(node: ast.Call, context: Context, method: str) -> ast.expr | None:
     """The tensor an op works on: ``torch.f(x, ...)`` → ``x``; ``x.f(...)`` → ``x``."""
     if context.classifier.torch_function_name(node.func) == method:
