@@ -145,9 +145,10 @@ class Finding:
 @dataclass(frozen=True)
 class FindingSet:
     """What a finding renderer takes: the findings, the producing tool, how many files were checked (the lint),
-    and the rules a SARIF log describes."""
+    the rules a SARIF log describes, and notes on what was left out."""
 
     findings: tuple[Finding, ...]
     tool: str = "synchunt"
     files_checked: int | None = None
     rule_codes: tuple[str, ...] | None = None  # None: every catalogue rule
+    notes: tuple[str, ...] = ()  # what was left out and why (test files skipped, findings in a baseline)

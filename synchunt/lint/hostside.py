@@ -17,10 +17,11 @@ import re
 from pathlib import PurePath
 
 _CLASS_SUFFIXES = ("ModalProcessor", "ImageProcessor", "ImageProcessorFast", "VideoProcessor", "AudioProcessor",
-                   "FeatureExtractor", "Tokenizer", "TokenizerFast", "ProcessingInfo")
+                   "FeatureExtractor", "Tokenizer", "TokenizerFast", "ProcessingInfo", "ProcessorOutput",
+                   "HostPool", "PoolHost", "HostMemoryPool")
 _BASES = frozenset({"ProcessorMixin", "SGLangBaseProcessor"})
 _FOLDERS = frozenset({"processors", "processing", "preprocessing", "cpu", "mlx"})
-_PLATFORM_TOKENS = frozenset({"cpu", "mlx"})
+_PLATFORM_TOKENS = frozenset({"cpu", "mlx", "amx"})  # AMX: Intel's CPU matrix extension
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 

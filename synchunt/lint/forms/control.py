@@ -83,13 +83,10 @@ def detect_truthiness(node: ast.AST, context: Context, rule: Rule, argument: str
     return None
 
 
-_SCALAR_BUILTINS = frozenset({"int", "float", "complex"})
-
-
-@register("builtin-scalar", ast.Call, call_names=tuple(sorted(_SCALAR_BUILTINS)))
+@register("builtin-scalar", ast.Call, takes_argument=True)
 def detect_builtin_scalar(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
     """``int(t)``, ``float(t)``, ``complex(t)`` on a tensor: Python reads the value (``.item()`` in disguise)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SCALAR_BUILTINS
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == argument
             and len(node.args) == 1 and not node.keywords):
         return None
     where = context.where(node.args[0])

@@ -125,7 +125,8 @@ class Classifier:
         if binding.fixed is not None:
             return binding.fixed
         if binding.parameter and binding.function is not None:
-            return calls.parameter_where(self, binding.function, binding.parameter)
+            found = calls.parameter_where(self, binding.function, binding.parameter)
+            return binding.hint if found is Where.UNKNOWN and binding.hint is not None else found
         if binding.value is None:
             return Where.UNKNOWN
         if binding.path:
