@@ -12,7 +12,8 @@ from synchunt.lint import lint_paths
 from synchunt.lint.baseline import new_findings, read_baseline, write_baseline
 
 SOURCE = ("import torch\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
-          "        self.n = torch.ones(2).cuda().sum().item()\n\n    def forward(self, x):\n        return x.cuda().nonzero()\n")
+          "        self.n = torch.ones(2).cuda().sum().item()\n\n"
+          "    def forward(self, x):\n        return x.cuda().nonzero()\n")
 
 
 def test_baseline_survives_moved_lines_and_reports_new_findings(tmp_path):
