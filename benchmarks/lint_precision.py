@@ -7,6 +7,13 @@ confidence: true / (true + false), and true / all labelled (undecidable counted 
 
     python benchmarks/lint_precision.py [--work /tmp/synchunt-precision] [--wheels DIR]
     python benchmarks/lint_precision.py --draw 40 --seed 7 --package vllm --confidence medium   # a sample
+    python benchmarks/lint_precision.py --draw-fresh 40 --seed 3141 --out benchmarks/data/lint_fresh_sample.toml
+    python benchmarks/lint_precision.py --fresh benchmarks/data/lint_fresh_sample.toml   # score a labelled one
+
+A fresh sample is drawn from the default output (high and medium confidence) of each code base, stratified by
+confidence (allocated in proportion to each stratum, at least 10 each), excluding every finding already in the
+labels file, and written unlabelled for a reviewer who did not tune the rules; `--fresh` scores it: precision
+per code base and confidence, and weighted by the strata's sizes (the estimate for the whole default output).
 
 Nothing downloaded is kept in the repository; the labels name lines of the pinned versions below.
 """
@@ -16,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import subprocess
 import sys
 import zipfile
@@ -29,7 +37,10 @@ LABELS = REPO_ROOT / "benchmarks" / "data" / "lint_precision_labels.toml"
 PACKAGES = {"sglang": ("sglang==0.5.23", "sglang/srt/"), "vllm": ("vllm==0.33.0", "vllm/")}
 VERDICTS = ("true", "false", "undecidable")
 CONFIDENCES = ("high", "medium", "low")
-SAMPLES = ("pilot", "validation")
+SAMPLES = ("pilot", "validation")  # and "tuning-N": samples read while tuning the rules
+_TUNING = re.compile(r"tuning-\d+")
+CONTEXTS = ("step", "unknown", "cold")
+FRESH_MIN_STRATUM = 10
 
 
 def load_labels(path: Path = LABELS) -> list[dict]:
@@ -43,8 +54,8 @@ def load_labels(path: Path = LABELS) -> list[dict]:
                 raise ValueError(f"{path.name}: label #{index}: {name!r} must be a {kind.__name__}")
         if label["verdict"] not in VERDICTS:
             raise ValueError(f"{path.name}: label #{index}: verdict must be one of {', '.join(VERDICTS)}")
-        if label["sample"] not in SAMPLES:
-            raise ValueError(f"{path.name}: label #{index}: sample must be one of {', '.join(SAMPLES)}")
+        if label["sample"] not in SAMPLES and not _TUNING.fullmatch(label["sample"]):
+            raise ValueError(f"{path.name}: label #{index}: sample must be one of {', '.join(SAMPLES)} or tuning-N")
         if label["sampled_as"] not in CONFIDENCES:
             raise ValueError(f"{path.name}: label #{index}: sampled_as must be one of {', '.join(CONFIDENCES)}")
     return labels
@@ -75,7 +86,8 @@ def lint(roots: dict[str, Path]) -> list[dict]:
 
     findings = []
     for name, root in roots.items():
-        for finding in lint_paths([root / PACKAGES[name][1]]):
+        # As the command line does by default: test and benchmark files skipped.
+        for finding in lint_paths([root / PACKAGES[name][1]], include_tests=None):
             if not finding.is_problem:
                 record = finding.to_dict()
                 record["file"] = str(Path(finding.path).relative_to(root))
@@ -93,8 +105,11 @@ def print_counts(findings: list[dict]) -> None:
         print(f"{'rule':8} {'high':>6} {'medium':>7} {'low':>6}")
         for code in sorted({item["code"] for item in mine}):
             print(f"{code:8} {counts[code, 'high']:>6} {counts[code, 'medium']:>7} {counts[code, 'low']:>6}")
-        errors = sum(item["severity"] == "error" and item["confidence"] != "low" for item in mine)
-        print(f"default findings in loops or stream blocks (severity error): {errors}")
+        default = [item for item in mine if item["confidence"] != "low"]
+        by_context = Counter(item.get("context") for item in default)
+        print("default findings by context: " + ", ".join(f"{by_context[name]} {name}" for name in CONTEXTS))
+        errors = sum(item["severity"] == "error" for item in default)
+        print(f"default findings on the step path, in loops or stream blocks (severity error): {errors}")
 
 
 def print_precision(findings: list[dict], labels: list[dict]) -> None:
@@ -102,12 +117,22 @@ def print_precision(findings: list[dict], labels: list[dict]) -> None:
     gone = sum((label["file"], label["line"], label["code"]) not in now for label in labels)
     print(f"\nhand-labelled findings: {len(labels)} ({gone} no longer reported); precision = true / (true + false)"
           " (decided) and true / labelled (all, undecidable counted against)")
-    for sample in (*SAMPLES, "all"):
+    tunings = sorted({label["sample"] for label in labels if _TUNING.fullmatch(label["sample"])})
+    for sample in (*SAMPLES, *tunings, "all"):
         table: dict[str, Counter] = defaultdict(Counter)
         for label in labels:
             confidence = now.get((label["file"], label["line"], label["code"]))
             if confidence is not None and sample in ("all", label["sample"]):
                 table[confidence][label["verdict"]] += 1
+        if sample in tunings:
+            for package in PACKAGES:
+                counts = Counter(label["verdict"] for label in labels if label["sample"] == sample
+                                 and label["file"].startswith(PACKAGES[package][1].split("/")[0] + "/")
+                                 and now.get((label["file"], label["line"], label["code"])) in ("high", "medium"))
+                true, false = counts["true"], counts["false"]
+                if true + false:
+                    print(f"[{sample}] {package}: default precision {true / (true + false):.2f} "
+                          f"({true} true, {false} false, {counts['undecidable']} undecidable)")
         print(f"\n[{sample}] {'confidence':11} {'labelled':>8} {'true':>5} {'false':>6} {'undecidable':>12} "
               f"{'decided':>8} {'all':>6}")
         for confidence in (*CONFIDENCES, "default"):
@@ -128,6 +153,94 @@ def draw(findings: list[dict], count: int, seed: int, package: str, confidence: 
         print(json.dumps({key: item[key] for key in ("file", "line", "code", "confidence", "scope", "snippet")}))
 
 
+def _key(item: dict) -> tuple[str, int, str]:
+    return item["file"], item["line"], item["code"]
+
+
+def _allocate(sizes: dict[str, int], total: int) -> dict[str, int]:
+    """Per-stratum sample sizes: in proportion to the strata, at least FRESH_MIN_STRATUM each (when they hold
+    that many), summing to ``total``."""
+    share = {name: min(size, max(FRESH_MIN_STRATUM, round(total * size / max(sum(sizes.values()), 1))))
+             for name, size in sizes.items()}
+    while sum(share.values()) > total:  # trim the largest stratum's share
+        largest = max(share, key=lambda name: share[name])
+        share[largest] -= 1
+    return share
+
+
+def draw_fresh(findings: list[dict], per_package: int, seed: int, labels: list[dict], out: Path) -> None:
+    """Write an unlabelled, stratified sample of default findings (see the module's doc) to ``out``."""
+    done = {_key(label) for label in labels}
+    rng = random.Random(seed)
+    entries, strata = [], []
+    for package in PACKAGES:
+        pools = {confidence: [item for item in findings if item["package"] == package
+                              and item["confidence"] == confidence and _key(item) not in done]
+                 for confidence in ("high", "medium")}
+        population = {confidence: sum(1 for item in findings if item["package"] == package
+                                      and item["confidence"] == confidence) for confidence in pools}
+        share = _allocate({name: len(pool) for name, pool in pools.items()}, per_package)
+        for confidence, pool in pools.items():
+            strata.append((package, confidence, population[confidence], len(pool), share[confidence]))
+            entries.extend(sorted(rng.sample(sorted(pool, key=_key), share[confidence]), key=_key))
+    lines = [f"# A fresh sample of `synchunt lint`'s default findings, drawn with: python benchmarks/lint_precision.py "
+             f"--draw-fresh {per_package} --seed {seed} --out {out.name}",
+             "# after the rules were frozen; excluded: every finding in lint_precision_labels.toml.",
+             "# To the reviewer: judge each finding by reading the function, its callers and where its tensors come",
+             "# from; verdict = \"true\" (a device-to-host wait on device data when the package runs as shipped: the",
+             "# host waits for the device, or a blocking copy), \"false\" (no such wait: a host tensor, not a tensor),",
+             "# \"undecidable\" (the device depends on callers the source does not show). Also: step = \"yes\" if it",
+             "# runs per step or request, \"no\" if cold (optional).",
+             "# Then: python benchmarks/lint_precision.py --fresh FILE",
+             ""]
+    for package, confidence, population, pool, share in strata:
+        lines += ["[[stratum]]", f'package = "{package}"', f'confidence = "{confidence}"',
+                  f"population = {population}", f"unlabelled = {pool}", f"sampled = {share}", ""]
+    for item in entries:
+        lines += ["[[finding]]", f'package = "{item["package"]}"', f"file = {json.dumps(item['file'])}",
+                  f"line = {item['line']}", f'code = "{item["code"]}"', f'confidence = "{item["confidence"]}"',
+                  f'context = "{item.get("context")}"', f"function = {json.dumps(item.get('scope') or '<module>')}",
+                  f"source = {json.dumps(item.get('snippet') or '')}", 'verdict = ""', 'step = ""', 'reason = ""', ""]
+    out.write_text("\n".join(lines), encoding="utf-8")
+    print(f"{len(entries)} findings written to {out} (seed {seed})")
+
+
+def score_fresh(path: Path) -> int:
+    """Print the precision of a labelled fresh sample; 2 when a verdict is missing or unknown."""
+    with path.open("rb") as handle:
+        document = tomllib.load(handle)
+    entries, strata = document.get("finding", []), document.get("stratum", [])
+    missing = [entry for entry in entries if entry.get("verdict") not in VERDICTS]
+    if missing:
+        print(f"{len(missing)} of {len(entries)} findings have no verdict (one of {', '.join(VERDICTS)}); "
+              f"first: {missing[0]['file']}:{missing[0]['line']}")
+        return 2
+    population = {(item["package"], item["confidence"]): item["population"] for item in strata}
+    print(f"{'package':8} {'confidence':10} {'n':>3} {'true':>5} {'false':>6} {'undec.':>7} {'precision':>10}")
+    for package in (*PACKAGES, "both"):
+        weighted_true = weighted_decided = 0.0
+        for confidence in ("high", "medium", "default"):
+            mine = [entry for entry in entries if package in ("both", entry["package"])
+                    and confidence in ("default", entry["confidence"])]
+            counts = Counter(entry["verdict"] for entry in mine)
+            true, false = counts["true"], counts["false"]
+            precision = f"{true / (true + false):.2f}" if true + false else "-"
+            print(f"{package:8} {confidence:10} {len(mine):>3} {true:>5} {false:>6} {counts['undecidable']:>7} "
+                  f"{precision:>10}")
+            if confidence != "default" and mine and package != "both":
+                weight = population.get((package, confidence), len(mine)) / len(mine)
+                weighted_true += weight * true
+                weighted_decided += weight * (true + false)
+        if package != "both" and weighted_decided:
+            print(f"{package:8} {'weighted':10} {'':>3} {'':>5} {'':>6} {'':>7} "
+                  f"{weighted_true / weighted_decided:>10.2f}   (by the strata's sizes: the whole default output)")
+        steps = Counter(entry.get("step", "") for entry in entries if package in ("both", entry["package"])
+                        and entry["verdict"] == "true")
+        if steps["yes"] or steps["no"]:
+            print(f"{package:8} true findings on the step path: {steps['yes']} of {steps['yes'] + steps['no']}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/synchunt-precision"))
@@ -136,9 +249,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--package", choices=sorted(PACKAGES), default="sglang")
     parser.add_argument("--confidence", choices=CONFIDENCES, default="medium")
+    parser.add_argument("--draw-fresh", type=int, default=0, metavar="N",
+                        help="write an unlabelled stratified sample of N default findings per code base to --out")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "benchmarks" / "data" / "lint_fresh_sample.toml")
+    parser.add_argument("--fresh", type=Path, default=None, metavar="FILE",
+                        help="score a labelled fresh sample (no linting)")
     args = parser.parse_args(argv)
+    if args.fresh is not None:
+        return score_fresh(args.fresh)
     findings = lint(unpack(args.work, args.wheels))
     labels = load_labels() if LABELS.exists() else []
+    if args.draw_fresh:
+        draw_fresh(findings, args.draw_fresh, args.seed, labels, args.out)
+        return 0
     if args.draw:
         draw(findings, args.draw, args.seed, args.package, args.confidence, labels)
         return 0

@@ -7,6 +7,10 @@ ignore = ["SH201"]
 min-confidence = "medium"         # high | medium | low
 exclude = ["vendor", "tests/fixtures/*"]
 per-file-ignores = { "scripts/*" = ["SH301"], "bench.py" = ["SH3"] }
+exclude-tests = true              # skip test and benchmark files (default), counted in the summary
+test-files = ["tests", "test_*.py"]  # what counts as one (default: synchunt.lint.context.DEFAULT_TEST_FILES)
+step-functions = ["run_iteration", "handle_*"]  # per-step entry points, on top of the defaults
+cold-functions = ["rebuild_*"]    # run once or rarely, on top of the defaults
 ```
 
 Patterns are matched against paths relative to the directory of the ``pyproject.toml``; a pattern without a
@@ -31,7 +35,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-_KEYS = ("select", "ignore", "min-confidence", "exclude", "per-file-ignores")
+_KEYS = ("select", "ignore", "min-confidence", "exclude", "per-file-ignores", "exclude-tests", "test-files",
+         "step-functions", "cold-functions")
 _CODE = re.compile(r"SH\d{0,3}")
 
 
@@ -45,6 +50,10 @@ class SynchuntConfig:
     min_confidence: Confidence | None = None
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude_tests: bool = True
+    test_files: tuple[str, ...] | None = None  # None: the defaults
+    step_functions: tuple[str, ...] = ()
+    cold_functions: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -108,6 +117,9 @@ def parse_table(table: dict, path: Path) -> SynchuntConfig:
     confidence = table.get("min-confidence")
     if confidence is not None and confidence not in {level.value for level in Confidence}:
         raise UsageError(f"{where}: min-confidence must be one of high, medium, low, not {confidence!r}")
+    exclude_tests = table.get("exclude-tests", True)
+    if not isinstance(exclude_tests, bool):
+        raise UsageError(f"{where}: exclude-tests must be true or false, not {exclude_tests!r}")
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
         raise UsageError(f"{where}: per-file-ignores must be a table of pattern = [codes]")
@@ -119,6 +131,10 @@ def parse_table(table: dict, path: Path) -> SynchuntConfig:
         exclude=_strings(table.get("exclude", []), f"{where}: exclude"),
         per_file_ignores=tuple((pattern, _codes(per_file, pattern, f"{where}: per-file-ignores"))
                                for pattern in per_file),
+        exclude_tests=exclude_tests,
+        test_files=_strings(table["test-files"], f"{where}: test-files") if "test-files" in table else None,
+        step_functions=_strings(table.get("step-functions", []), f"{where}: step-functions"),
+        cold_functions=_strings(table.get("cold-functions", []), f"{where}: cold-functions"),
     )
 
 

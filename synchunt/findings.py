@@ -100,6 +100,8 @@ class Finding:
     code is outside the catalogue.
     ``scope`` is the enclosing function's qualified name; ``snippet`` the first source line, stripped.
     ``fix`` is the rewrite tailored to this finding's own line (``synchunt.fixes``), when one exists.
+    ``context`` (the lint's) says where the line runs: ``"step"`` (per step or request), ``"cold"`` (init,
+    weight loading, capture, error paths, tests) or ``"unknown"``.
     """
 
     code: str
@@ -115,6 +117,7 @@ class Finding:
     snippet: str | None = None
     is_problem: bool = False
     fix: Rewrite | None = None
+    context: str | None = None  # the lint's: "step", "cold" or "unknown" (synchunt.lint.context)
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:
@@ -125,6 +128,8 @@ class Finding:
         data["severity"] = self.severity.value
         data["confidence"] = self.confidence.value
         data["fix"] = self.fix.to_dict() if self.fix is not None else None
+        if self.context is None:
+            del data["context"]  # findings of other producers (the gate) carry none
         return data
 
     @classmethod
@@ -140,9 +145,10 @@ class Finding:
 @dataclass(frozen=True)
 class FindingSet:
     """What a finding renderer takes: the findings, the producing tool, how many files were checked (the lint),
-    and the rules a SARIF log describes."""
+    the rules a SARIF log describes, and notes on what was left out."""
 
     findings: tuple[Finding, ...]
     tool: str = "synchunt"
     files_checked: int | None = None
     rule_codes: tuple[str, ...] | None = None  # None: every catalogue rule
+    notes: tuple[str, ...] = ()  # what was left out and why (test files skipped, findings in a baseline)

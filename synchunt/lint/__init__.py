@@ -14,11 +14,13 @@ import ast
 import contextlib
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from synchunt.config import SynchuntConfig
+from synchunt.config import SynchuntConfig, matches_any
 from synchunt.errors import UsageError
 from synchunt.findings import Confidence, Finding, Severity
+from synchunt.lint.context import DEFAULT_TEST_FILES, ContextRules
 from synchunt.lint.engine import ModuleLinter, build_plan
 from synchunt.lint.files import FileFilter, iter_python_files, read_source
 from synchunt.lint.locate import Located, locate
@@ -44,8 +46,10 @@ def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | No
 
 def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] | None = None,
                 select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
-                min_confidence: Confidence = Confidence.LOW) -> list[Finding]:
-    """Findings in one module's source, sorted by position."""
+                min_confidence: Confidence = Confidence.LOW,
+                context_rules: ContextRules | None = None) -> list[Finding]:
+    """Findings in one module's source, sorted by position; ``context_rules`` name the project's own step
+    and cold functions (``[tool.synchunt]``)."""
     active = list(rules) if rules is not None else select_rules(select, ignore)
     try:
         tree = ast.parse(text, filename=filename)
@@ -55,7 +59,7 @@ def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] 
         return [_nesting_problem(filename, error)]
     try:
         with _deep_recursion():
-            findings = ModuleLinter(tree, text, filename, build_plan(active)).run()
+            findings = ModuleLinter(tree, text, filename, build_plan(active), context_rules=context_rules).run()
     except (RecursionError, MemoryError) as error:  # deeper than even that
         return [_nesting_problem(filename, error)]
     except Exception as error:  # a bug of the lint costs that file, never the run or a traceback
@@ -66,11 +70,49 @@ def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] 
     return sorted(kept, key=lambda finding: finding.sort_key)
 
 
+@dataclass(frozen=True)
+class LintRun:
+    """What :func:`lint_files` did: the findings, the files linted, and the test and benchmark files skipped."""
+
+    findings: list[Finding]
+    files_checked: int
+    tests_skipped: int
+
+
+def is_test_file(path: Path, config: SynchuntConfig) -> bool:
+    """Whether ``path`` is a test or benchmark file by the configuration's ``test-files`` (or the defaults)."""
+    patterns = config.test_files if config.test_files is not None else DEFAULT_TEST_FILES
+    return matches_any(path, patterns, config.root)
+
+
+def split_test_files(files: Iterable[Path], config: SynchuntConfig,
+                     include_tests: bool | None = None) -> tuple[list[Path], int]:
+    """The files to lint and how many test and benchmark files were left out (none when tests are included:
+    ``include_tests``, else the configuration's ``exclude-tests``)."""
+    files = list(files)
+    include = (not config.exclude_tests) if include_tests is None else include_tests
+    if include:
+        return files, 0
+    kept = [path for path in files if not is_test_file(path, config)]
+    return kept, len(files) - len(kept)
+
+
 def lint_paths(paths: Iterable[str | Path], *, select: Iterable[str] | None = None,
                ignore: Iterable[str] | None = None, min_confidence: Confidence = Confidence.LOW,
                rules: Sequence[Rule] | None = None, exclude: Sequence[str] = (),
-               config: SynchuntConfig | None = None) -> list[Finding]:
-    """Findings in every file given and every ``*.py`` under the directories given.
+               config: SynchuntConfig | None = None, include_tests: bool | None = True) -> list[Finding]:
+    """:func:`lint_files`' findings (test files included unless ``include_tests`` says otherwise)."""
+    return lint_files(paths, select=select, ignore=ignore, min_confidence=min_confidence, rules=rules,
+                      exclude=exclude, config=config, include_tests=include_tests).findings
+
+
+def lint_files(paths: Iterable[str | Path], *, select: Iterable[str] | None = None,
+               ignore: Iterable[str] | None = None, min_confidence: Confidence = Confidence.LOW,
+               rules: Sequence[Rule] | None = None, exclude: Sequence[str] = (),
+               config: SynchuntConfig | None = None, include_tests: bool | None = None) -> LintRun:
+    """Findings in every file given and every ``*.py`` under the directories given; test and benchmark files
+    are skipped (and counted) unless ``include_tests`` (``None``: unless the configuration's
+    ``exclude-tests = false``; the command line's default).
 
     ``exclude`` holds glob patterns relative to the current folder; ``config`` adds its own ``exclude`` and
     ``per-file-ignores`` (relative to its ``pyproject.toml``). Its ``select``/``ignore``/``min-confidence``
@@ -80,8 +122,10 @@ def lint_paths(paths: Iterable[str | Path], *, select: Iterable[str] | None = No
     active = list(rules) if rules is not None else select_rules(select, ignore)
     config = config or SynchuntConfig()
     excluded = FileFilter(exclude, config.exclude, config.root)
+    files, skipped = split_test_files(iter_python_files(paths, excluded), config, include_tests)
+    context_rules = ContextRules(config.step_functions, config.cold_functions)
     findings: list[Finding] = []
-    for path in iter_python_files(paths, excluded):
+    for path in files:
         try:
             text = read_source(path)
         except (OSError, UnicodeDecodeError) as error:
@@ -90,9 +134,9 @@ def lint_paths(paths: Iterable[str | Path], *, select: Iterable[str] | None = No
             continue
         silenced = config.ignored_codes(path)
         findings.extend(finding for finding in lint_source(text, str(path), rules=active,
-                                                           min_confidence=min_confidence)
+                                                           min_confidence=min_confidence, context_rules=context_rules)
                         if finding.is_problem or not finding.code.startswith(silenced))
-    return findings
+    return LintRun(findings, len(files), skipped)
 
 
 @contextlib.contextmanager
@@ -122,5 +166,5 @@ def _nesting_problem(filename: str, error: RecursionError | MemoryError) -> Find
                    filename, 1, severity=Severity.ERROR, confidence=Confidence.HIGH, is_problem=True)
 
 
-__all__ = ["PARSE_ERROR", "FileFilter", "Located", "iter_python_files", "lint_paths", "lint_source", "locate",
-           "select_rules"]
+__all__ = ["PARSE_ERROR", "FileFilter", "LintRun", "Located", "is_test_file", "iter_python_files", "lint_files",
+           "lint_paths", "lint_source", "locate", "select_rules", "split_test_files"]

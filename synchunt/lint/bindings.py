@@ -61,6 +61,17 @@ def _exits(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
+def _is_array_check(test: ast.expr) -> str | None:
+    """The name that ``isinstance(name, np.ndarray)`` (or ``(int, float)``, ``list``…) proves not a tensor."""
+    if not (isinstance(test, ast.Call) and len(test.args) == 2 and isinstance(test.args[0], ast.Name)
+            and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+        return None
+    kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    names = [ast.unparse(kind).rsplit(".", 1)[-1] for kind in kinds]
+    plain = {"ndarray", "int", "float", "bool", "list", "tuple", "str", "Number", "Integral", "generic"}
+    return test.args[0].id if names and all(name in plain for name in names) else None
+
+
 def _is_tensor_check(test: ast.expr) -> str | None:
     """The name that ``isinstance(name, torch.Tensor)`` / ``torch.is_tensor(name)`` proves a tensor."""
     if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
@@ -158,6 +169,9 @@ class ScopeBuilder(FastVisitor):
         name = _is_tensor_check(node.test)
         if name is not None:
             self.scope.bind(name, Binding(node.lineno, fixed=Where.TENSOR, until=end))
+        name = _is_array_check(node.test)
+        if name is not None:  # `if isinstance(x, np.ndarray):` x is a numpy array there
+            self.scope.bind(name, Binding(node.lineno, fixed=Where.VALUE, until=end))
         checked = _device_check(node.test)
         if checked is not None:
             name, inside = checked

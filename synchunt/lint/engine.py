@@ -14,11 +14,15 @@ from dataclasses import dataclass
 
 from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.bindings import build_scopes
+from synchunt.lint.columns import character_column as _character_column
+from synchunt.lint.columns import first_column as _first_column
+from synchunt.lint.context import ContextFinder, ContextRules, RunContext, statement_is_cold
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.helpers import HelperSyncs
-from synchunt.lint.hostside import host_side_class, host_side_module
+from synchunt.lint.hostside import host_side_class, host_side_module, platform_name
 from synchunt.lint.imports import imports_torch_helpers, module_imports
 from synchunt.lint.provenance import Classifier
+from synchunt.lint.provenance.host_fields import declared_host_fields
 from synchunt.lint.scopes import ITER, Scope, bind_target, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
 from synchunt.lint.walk import FastVisitor
@@ -27,6 +31,7 @@ from synchunt.rules import Kind, Rule
 
 _KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_CHECK_STATEMENTS = (ast.If, ast.Assert, ast.Raise)
 _HOT_CONTEXT_CALLS = {"stream": "inside `with ...stream(...)`", "graph": "inside CUDA graph capture"}
 
 
@@ -78,7 +83,8 @@ class ModuleLinter(FastVisitor):
     """Lints one parsed module; :meth:`run` returns its findings."""
 
     def __init__(self, tree: ast.Module, source: str, path: str, plan: Plan, *,
-                 honor_suppressions: bool = True, parent: ModuleLinter | None = None) -> None:
+                 honor_suppressions: bool = True, parent: ModuleLinter | None = None,
+                 context_rules: ContextRules | None = None) -> None:
         super().__init__()
         self.tree = tree
         self.path = path
@@ -88,17 +94,21 @@ class ModuleLinter(FastVisitor):
             torch_aliases, numpy_aliases, torch_functions = module_imports(tree)
             self.scopes = build_scopes(tree)
             self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
+            self.classifier.host_fields = declared_host_fields(tree, source)
             self.uses_torch = bool(torch_aliases or torch_functions) or imports_torch_helpers(tree)
             self.helpers = HelperSyncs(self)
+            self.contexts = ContextFinder(path, context_rules or ContextRules(), self.classifier.call_sites())
         else:  # a probe of one helper function: same module, no derived findings of its own
             self.scopes, self.classifier, self.uses_torch = parent.scopes, parent.classifier, parent.uses_torch
-            self.helpers = None
+            self.helpers, self.contexts = None, parent.contexts
         self.scope: Scope = self.scopes[id(tree)]
         self.suppressions = find_suppressions(source) if honor_suppressions else {}
         self.host_side = host_side_module(path)  # processors, tokenizers, CPU backends (see hostside)
         self.loop_depth = 0
         self.hot_context: str | None = None
         self.host_waited = False
+        self.cold_depth = 0  # inside graph capture, an error path, a debug branch
+        self.tested: set[int] = set()
         self.statement: ast.stmt | None = None
         self.findings: list[Finding] = []
         self._seen: set[tuple[str, int, int]] = set()
@@ -123,10 +133,13 @@ class ModuleLinter(FastVisitor):
         else:
             callee, entries = "", self.plan.by_type.get(kind)
         if entries:
+            cold = kind in _CHECK_STATEMENTS and statement_is_cold(node)  # type: ignore[arg-type]
+            self.cold_depth += cold  # `if not ok.all(): raise ...`: the test is the error check
             for entry in entries:
                 hit = entry.form.detect(node, self, entry.rule, entry.argument)
                 if hit is not None:
                     self._record(entry.rule, hit)
+            self.cold_depth -= cold
         if kind is ast.Call and self.helpers is not None:
             for rule, hit in self.helpers.at_call(node, self.scope):  # type: ignore[arg-type]
                 self._record(rule, hit)
@@ -146,14 +159,16 @@ class ModuleLinter(FastVisitor):
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         if not isinstance(node, ast.Lambda) and self._is_device_kernel(node):
             return  # Triton/Numba/CuTe kernels: Python syntax, device semantics
-        saved = (self.scope, self.loop_depth, self.hot_context, self.host_waited)
+        saved = (self.scope, self.loop_depth, self.hot_context, self.host_waited, self.host_side)
+        if not isinstance(node, ast.Lambda) and platform_name(node.name):
+            self.host_side = True  # `forward_cpu`, `_mlx_step`: platform code with host tensors
         scope = self.scopes.get(id(node))
         if scope is None:  # a lambda: its scope is made when the walk reaches it
             scope = function_scope(node, f"{self.scope.qualname}.<lambda>", self.scope)
         self.scope = scope
         self.loop_depth, self.hot_context, self.host_waited = 0, None, False
         self.generic_visit(node)
-        self.scope, self.loop_depth, self.hot_context, self.host_waited = saved
+        self.scope, self.loop_depth, self.hot_context, self.host_waited, self.host_side = saved
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function
 
@@ -204,6 +219,8 @@ class ModuleLinter(FastVisitor):
     def _visit_with(self, node: ast.With | ast.AsyncWith) -> None:
         outer_statement, outer_context = self.statement, self.hot_context
         self.statement = node
+        cold = statement_is_cold(node)
+        self.cold_depth += cold
         for item in node.items:
             self.visit(item)
             name = _call_name(item.context_expr)
@@ -212,6 +229,7 @@ class ModuleLinter(FastVisitor):
                     self.hot_context = label
         for statement in node.body:
             self.visit(statement)
+        self.cold_depth -= cold
         self.statement, self.hot_context = outer_statement, outer_context
 
     visit_With = visit_AsyncWith = _visit_with
@@ -225,22 +243,37 @@ class ModuleLinter(FastVisitor):
     def visit_If(self, node: ast.If) -> None:
         outer_statement, outer_waited = self.statement, self.host_waited
         self.statement = node
+        cold = statement_is_cold(node)  # an error check (test and body) or a debug branch
+        self.cold_depth += cold
         self.visit(node.test)
         # A wait inside one branch says nothing about the code after the `if`.
         self.host_waited = outer_waited or _mentions_query(node)  # `if done.query():` the work is finished
         for statement in node.body:
             self.visit(statement)
+        self.cold_depth -= cold
         self.host_waited = outer_waited
         for statement in node.orelse:
             self.visit(statement)
         self.host_waited = outer_waited
         self.statement = outer_statement
 
+    def _visit_cold(self, node: ast.AST) -> None:
+        self.cold_depth += 1
+        self.generic_visit(node)
+        self.cold_depth -= 1
+
+    visit_Assert = visit_Raise = visit_ExceptHandler = _visit_cold
+
+    def run_context(self) -> RunContext:
+        return RunContext.COLD if self.cold_depth else self.contexts.of_scope(self.scope)
+
     # -- findings --------------------------------------------------------------------------------------
     def _record(self, rule: Rule, hit: Hit) -> None:
         node = hit.node
         line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", 0)
         end_line = getattr(node, "end_lineno", None) or line
+        if hit.line is not None and hit.line != line:
+            line, column = hit.line, _first_column(self.lines, hit.line)
         key = (rule.code, line, column)
         if key in self._seen:
             return
@@ -255,11 +288,15 @@ class ModuleLinter(FastVisitor):
                 self.host_side and data_rule and confidence is Confidence.MEDIUM]
         if any(caps):
             confidence = Confidence.LOW
+        context = self.run_context()
         severity, where = Severity.WARNING, ""
         if self.hot_context or self.loop_depth:
             severity = Severity.ERROR
             where = f" ({self.hot_context or 'inside a loop'})"
-        if confidence is Confidence.LOW:
+        # SARIF levels follow where the code runs: the step path first, cold code as notes.
+        if context is RunContext.STEP:
+            severity = Severity.ERROR
+        if confidence is Confidence.LOW or context is RunContext.COLD:
             severity = Severity.NOTE
         source_line = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         end_column = getattr(node, "end_col_offset", None)
@@ -271,7 +308,7 @@ class ModuleLinter(FastVisitor):
             end_column=_character_column(end_text, end_column) if end_column is not None else None,
             severity=severity, confidence=confidence,
             scope=None if self.scope.qualname == "<module>" else self.scope.qualname,
-            snippet=source_line.strip() or None,
+            snippet=source_line.strip() or None, context=context.value,
         ))
 
     def _suppression_span(self, line: int, end_line: int) -> tuple[int, int]:
@@ -306,8 +343,3 @@ def _call_name(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else ""
-
-
-def _character_column(line: str, byte_offset: int) -> int:
-    """1-based character column from ``ast``'s UTF-8 byte offset."""
-    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1

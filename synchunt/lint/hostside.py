@@ -5,28 +5,40 @@ unknown device" as evidence drops to low confidence (device evidence, such as `.
 tensor, still counts). Recognized by convention: a class whose name, or a base's, ends in ``ModalProcessor``,
 ``ImageProcessor``, ``VideoProcessor``, ``AudioProcessor``, ``FeatureExtractor`` or ``Tokenizer``, or derives
 from ``ProcessorMixin``/``SGLangBaseProcessor`` (not a ``LogitsProcessor``: sampling runs on the device); a
-module under a ``processors``/``processing`` folder or named ``processing_*``; a module under a ``cpu`` folder
-or named with a ``cpu`` part.
+module under a ``processors``/``processing`` folder or named ``processing_*``; CPU- and MLX-platform code: a module
+under a ``cpu``/``mlx`` folder or named with such a part, a class or function named with one (``CPUModelRunner``,
+``forward_cpu``).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import PurePath
 
 _CLASS_SUFFIXES = ("ModalProcessor", "ImageProcessor", "ImageProcessorFast", "VideoProcessor", "AudioProcessor",
-                   "FeatureExtractor", "Tokenizer", "TokenizerFast", "ProcessingInfo")
+                   "FeatureExtractor", "Tokenizer", "TokenizerFast", "ProcessingInfo", "ProcessorOutput",
+                   "HostPool", "PoolHost", "HostMemoryPool")
 _BASES = frozenset({"ProcessorMixin", "SGLangBaseProcessor"})
-_FOLDERS = frozenset({"processors", "processing", "preprocessing", "cpu"})
+_FOLDERS = frozenset({"processors", "processing", "preprocessing", "cpu", "mlx"})
+_PLATFORM_TOKENS = frozenset({"cpu", "mlx", "amx"})  # AMX: Intel's CPU matrix extension
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 def host_side_module(path: str) -> bool:
     parts = PurePath(path).parts
     stem = PurePath(path).stem.lower()
     tokens = set(stem.split("_"))
-    return any(part.lower() in _FOLDERS for part in parts[:-1]) or stem.startswith("processing_") or "cpu" in tokens
+    return any(part.lower() in _FOLDERS for part in parts[:-1]) or stem.startswith("processing_") or bool(
+        tokens & _PLATFORM_TOKENS)
 
 
 def host_side_class(node: ast.ClassDef) -> bool:
     names = [node.name, *(ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases)]
-    return any(name.endswith(_CLASS_SUFFIXES) or name in _BASES for name in names)
+    return any(name.endswith(_CLASS_SUFFIXES) or name in _BASES or platform_name(name) for name in names)
+
+
+def platform_name(name: str) -> bool:
+    """Whether a class or function name says CPU or MLX platform code (``CPUWorker``, ``forward_cpu``)."""
+    tokens = {token.lower() for part in name.split("_") for token in _CAMEL.findall(part)}
+    return bool(tokens & _PLATFORM_TOKENS)

@@ -35,6 +35,7 @@ class Binding:
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     until: int | None = None
     parameter: str = ""  # for a parameter that says nothing itself: its name (its callers may say more)
+    hint: Where | None = None  # what the parameter's annotation says when its callers say nothing
 
     @property
     def module(self) -> bool:
@@ -139,9 +140,12 @@ def parameter_binding(argument: ast.arg, line: int, function: FunctionNode | Non
     """A parameter's provenance from its annotation, else from its name, else (for a ``def``) from what
     the module's calls pass it."""
     fixed = annotation_where(argument.annotation) or name_where(argument.arg)
-    if fixed is Where.UNKNOWN and argument.annotation is None and isinstance(
-            function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    is_def = isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if fixed is Where.UNKNOWN and argument.annotation is None and is_def:
         return Binding(line, kind="parameter", function=function, parameter=argument.arg)
+    if fixed is Where.TENSOR and is_def:  # `lengths: Tensor`: the module's callers may say which device
+        return Binding(line, kind="parameter", function=function, parameter=argument.arg, hint=fixed,
+                       annotation=argument.annotation)
     return Binding(line, fixed=fixed, annotation=argument.annotation)
 
 

@@ -24,6 +24,9 @@ _JOIN_ORDER = (Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED)
 # "host" is not among them: `host_indices` in KV-cache code index the host pool and often live on the device.
 # "thw" and "grid": multimodal shape metadata (`image_grid_thw`), kept on the host by the processors.
 HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py", "thw", "grid"})
+# Objects whose tensors are host tensors: request and pooling outputs (copied off the device for the API),
+# processor outputs (made on the host from the request).
+HOST_OUTPUT_TYPES = ("RequestOutput", "PoolingOutput", "ProcessorOutput", "ProcessorOutputs")
 _PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "ndarray", "NDArray"})
 ITER = "iter"  # the path step "one element of iterating it" (see synchunt.lint.scopes)
 _TENSOR_NAMES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
@@ -63,6 +66,8 @@ def annotation_where(annotation: ast.expr | None) -> Where | None:
     last = text.rsplit(".", 1)[-1]
     if last.endswith("Tensor") or last in _TENSOR_NAMES:
         return Where.TENSOR
+    if last.endswith(HOST_OUTPUT_TYPES):
+        return Where.CPU  # what a serving API returns or a processor made: its tensors are host tensors
     head = node.value if isinstance(node, ast.Subscript) else node
     head_name = ast.unparse(head).rsplit(".", 1)[-1]
     if head_name in _PLAIN_ANNOTATIONS or head_name in _CONTAINERS:

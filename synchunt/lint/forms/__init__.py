@@ -22,9 +22,12 @@ from synchunt.rules import Rule
 
 @dataclass(frozen=True)
 class Hit:
+    """``line``: where the runtime reports it when that is not ``node``'s first line (a multi-line ``if``)."""
+
     node: ast.AST
     message: str
     confidence: Confidence
+    line: int | None = None
 
 
 class Context(Protocol):
@@ -32,6 +35,7 @@ class Context(Protocol):
 
     classifier: Classifier
     scope: Scope
+    tested: set[int]  # `and`/`or`/`not` nodes an enclosing test has read (see forms.control)
 
     def where(self, node: ast.AST | None) -> Where: ...
 
@@ -49,8 +53,9 @@ class Form:
     call_suffix: str = ""  # for calls: also callee names ending with this (`device_synchronize`)
 
     def callees(self, argument: str | None) -> tuple[str, ...]:
-        """The last names of the callees this form examines (``x.item()``, ``torch.where``)."""
-        return self.call_names or ((argument,) if argument else ())
+        """The last names of the callees this form examines (``x.item()``, ``torch.where``): its own, or the
+        catalogue's argument (``linalg-checked:linalg.inv`` → ``inv``)."""
+        return self.call_names or ((argument.rsplit(".", 1)[-1],) if argument else ())
 
 
 FORMS: dict[str, Form] = {}

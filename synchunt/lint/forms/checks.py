@@ -10,12 +10,6 @@ from synchunt.lint.forms import Context, Hit, excerpt, method_call, read_confide
 from synchunt.lint.provenance import is_true, keyword
 from synchunt.rules import Rule
 
-# Functions that validate their factorization with `_linalg_check_errors` (the `_ex` forms only when asked).
-_CHECKED_LINALG = frozenset({"inv", "cholesky", "solve", "lu_factor", "eigh", "eigvalsh", "lstsq", "lu", "eig",
-                             "eigvals", "solve_triangular", "ldl_factor", "svd", "svdvals", "matrix_power"})
-_CHECKED_LEGACY = frozenset({"inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "linalg_solve"})
-_EX_FORMS = frozenset({"inv_ex", "cholesky_ex", "solve_ex", "lu_factor_ex", "ldl_factor_ex"})
-
 
 def _receiver_or_first(node: ast.Call, context: Context, method: str) -> ast.expr | None:
     """The tensor an op works on: ``torch.f(x, ...)`` → ``x``; ``x.f(...)`` → ``x``."""
@@ -70,22 +64,32 @@ def detect_normal_tensor_std(node: ast.AST, context: Context, rule: Rule, argume
                "it back from the device", confidence)
 
 
-@register("linalg-checked", ast.Call, call_names=tuple(sorted(_CHECKED_LINALG | _CHECKED_LEGACY | _EX_FORMS)))
-def detect_linalg_checked(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
-    """``torch.linalg.inv(a)`` and its kin raise on bad input, so they read their error flag on the host."""
-    assert isinstance(node, ast.Call)
-    name = context.classifier.torch_function_name(node.func)
-    if name is None:
-        return None
-    namespace, _, short = name.rpartition(".")
-    checked = (namespace == "linalg" and short in _CHECKED_LINALG) or (namespace == "" and short in _CHECKED_LEGACY)
-    if short in _EX_FORMS and namespace == "linalg":
-        checked = is_true(keyword(node, "check_errors"))
-    if not checked:
-        return None
+def _linalg_confidence(node: ast.Call, context: Context, argument: str | None) -> Confidence | None:
+    if context.classifier.torch_function_name(node.func) != argument:
+        return None  # the catalogue names each checked function by its torch path (`linalg.inv`, `inverse`)
     data = node.args[0] if node.args else keyword(node, "A") or keyword(node, "input")
-    confidence = read_confidence(context.where(data), unknown=Confidence.MEDIUM)
+    return read_confidence(context.where(data), unknown=Confidence.MEDIUM)
+
+
+def _linalg_hit(node: ast.Call, confidence: Confidence | None) -> Hit | None:
     if confidence is None:
         return None
     return Hit(node, f"`{excerpt(node)}` checks its result for errors on the host: the error flag is read back "
                "from the device after the factorization", confidence)
+
+
+@register("linalg-checked", ast.Call, takes_argument=True)
+def detect_linalg_checked(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``torch.linalg.inv(a)`` and its kin (the catalogue's list) raise on bad input, so they read their error
+    flag on the host."""
+    assert isinstance(node, ast.Call)
+    return _linalg_hit(node, _linalg_confidence(node, context, argument))
+
+
+@register("linalg-checked-if-asked", ast.Call, takes_argument=True)
+def detect_linalg_checked_if_asked(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """An ``_ex`` variant checks (and reads its ``info``) only with ``check_errors=True``."""
+    assert isinstance(node, ast.Call)
+    if not is_true(keyword(node, "check_errors")):
+        return None
+    return _linalg_hit(node, _linalg_confidence(node, context, argument))

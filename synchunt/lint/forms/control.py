@@ -12,12 +12,17 @@ from synchunt.rules import Rule
 _REDUCTIONS_TO_BOOL = frozenset({"any", "all"})
 
 
-def _tested_parts(test: ast.expr) -> list[ast.expr]:
-    """The sub-expressions whose truth Python evaluates: operands of `and`/`or`/`not`, else the test."""
+def _tested_parts(test: ast.expr, seen: set[int] | None = None) -> list[ast.expr]:
+    """The sub-expressions whose truth Python evaluates: operands of `and`/`or`/`not`, else the test. The
+    `and`/`or`/`not` nodes walked through are added to ``seen`` (their parts are this test's)."""
     if isinstance(test, ast.BoolOp):
-        return [part for value in test.values for part in _tested_parts(value)]
+        if seen is not None:
+            seen.add(id(test))
+        return [part for value in test.values for part in _tested_parts(value, seen)]
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _tested_parts(test.operand)
+        if seen is not None:
+            seen.add(id(test))
+        return _tested_parts(test.operand, seen)
     return [test]
 
 
@@ -36,35 +41,52 @@ def _truth_confidence(part: ast.expr, context: Context) -> Confidence | None:
     return None  # an unknown value in an `if` is ordinary Python
 
 
-def _test_of(node: ast.AST) -> list[ast.expr]:
+def _test_of(node: ast.AST, seen: set[int]) -> list[ast.expr]:
     if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-        return _tested_parts(node.test)
+        return _tested_parts(node.test, seen)
     if isinstance(node, ast.comprehension):
-        return [part for condition in node.ifs for part in _tested_parts(condition)]
+        return [part for condition in node.ifs for part in _tested_parts(condition, seen)]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" and (
             len(node.args) == 1):
         return [node.args[0]]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and id(node) not in seen:
+        return _tested_parts(node, seen)  # `done = not t.any()`
+    if isinstance(node, ast.BoolOp) and id(node) not in seen:
+        # `ok = a and b`: Python tests each operand but the last, which it returns as it is
+        return [part for value in node.values[:-1] for part in _tested_parts(value, seen)]
     return []
 
 
-@register("truthiness", ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension, ast.Call,
-          call_names=("bool",))
+def runtime_line(statement: ast.If | ast.While, part: ast.expr) -> int:
+    """The line Python reports for the truth test of ``part`` in a (multi-line) ``if``/``while`` test, as the
+    runtime guard sees it: the line of the comparison compiled last before the jump, else the ``if``
+    statement's first line (a ``while``: its test's). Measured on CPython 3.11's line table."""
+    line = statement.lineno if isinstance(statement, ast.If) else statement.test.lineno
+    for candidate in _tested_parts(statement.test):
+        if isinstance(candidate, ast.Compare):
+            line = candidate.lineno
+        if candidate is part:
+            break
+    return line
+
+
+@register("truthiness", ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension, ast.Call, ast.UnaryOp,
+          ast.BoolOp, call_names=("bool",))
 def detect_truthiness(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
-    for part in _test_of(node):
+    seen: set[int] = context.tested  # `and`/`or`/`not` already read as part of an enclosing test
+    for part in _test_of(node, seen):
         confidence = _truth_confidence(part, context)
         if confidence is not None:
+            line = runtime_line(node, part) if isinstance(node, (ast.If, ast.While)) else None
             return Hit(part, f"`{excerpt(part)}` is a tensor used as a Python bool: its value is read back from "
-                       "the device", confidence)
+                       "the device", confidence, line=line)
     return None
 
 
-_SCALAR_BUILTINS = frozenset({"int", "float", "complex"})
-
-
-@register("builtin-scalar", ast.Call, call_names=tuple(sorted(_SCALAR_BUILTINS)))
+@register("builtin-scalar", ast.Call, takes_argument=True)
 def detect_builtin_scalar(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
     """``int(t)``, ``float(t)``, ``complex(t)`` on a tensor: Python reads the value (``.item()`` in disguise)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SCALAR_BUILTINS
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == argument
             and len(node.args) == 1 and not node.keywords):
         return None
     where = context.where(node.args[0])

@@ -8,11 +8,9 @@ import ast
 from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, method_call, register
 from synchunt.lint.provenance import constant_device, is_true, keyword
-from synchunt.lint.provenance.tables import TYPED_CONSTRUCTORS
 from synchunt.lint.where import Where
 from synchunt.rules import Rule
 
-_BUILDERS = frozenset({"tensor", "as_tensor", "asarray"})
 _SETUP_FUNCTIONS = frozenset({"__init__", "__post_init__", "__new__", "<module>", "<class>"})
 _HOST = (Where.CPU, Where.CPU_NAMED)
 
@@ -74,25 +72,28 @@ def _pinned_source(node: ast.expr, context: Context) -> bool:
     return is_true(keyword(node, "pin_memory"))
 
 
-@register("host-to-device", ast.Call,
-          call_names=("tensor", "as_tensor", "asarray", "cuda", "to", "new_tensor", *sorted(TYPED_CONSTRUCTORS)))
+@register("host-to-device", ast.Call, takes_argument=True)
 def detect_host_to_device(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
-    """``torch.tensor(data, device=d)``, ``torch.cuda.LongTensor(data)``, ``t.new_tensor(data)``, and
-    ``.cuda()`` / ``.to(d)`` of a tensor built on the host, without a pinned, non-blocking path."""
+    """The catalogue names the calls: torch builders with ``device=`` (``host-to-device:tensor``), typed
+    device constructors (``:cuda.LongTensor``), and the methods ``t.new_tensor(data)``, ``.cuda()`` and
+    ``.to(d)`` of a tensor built on the host, without a pinned, non-blocking path."""
     assert isinstance(node, ast.Call)
     classifier = context.classifier
     name = classifier.torch_function_name(node.func)
     data = node.args[0] if node.args else keyword(node, "data")
     if name is not None:
+        if name != argument:
+            return None
         device = keyword(node, "device")
-        if name.rsplit(".", 1)[-1] in _BUILDERS and device is not None:
+        if argument.startswith("cuda."):  # `torch.cuda.LongTensor(data)`: built on the device
+            return _finish(node, context, _data_confidence(data, context), "copies host data to the device") if (
+                data is not None) else None
+        if device is not None:
             return _finish(node, context, _weakest(_target_confidence(device, context),
                                                    _data_confidence(data, context)),
                            "copies host data to the device while building the tensor")
-        if name.startswith("cuda.") and name[5:] in TYPED_CONSTRUCTORS and data is not None:
-            return _finish(node, context, _data_confidence(data, context), "copies host data to the device")
         return None
-    found = method_call(node)
+    found = method_call(node, argument)
     if found is None or classifier.torch_root(found[0]):
         return None
     receiver, call = found

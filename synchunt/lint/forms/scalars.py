@@ -7,7 +7,6 @@ import ast
 
 from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, read_confidence, register
-from synchunt.lint.provenance.tables import TYPED_CONSTRUCTORS
 from synchunt.lint.scopes import ITER
 from synchunt.lint.where import Where
 from synchunt.rules import Rule
@@ -30,12 +29,12 @@ def _builtin(node: ast.Call, context: Context, names: frozenset[str]) -> str | N
     return node.func.id if found is None else None
 
 
-@register("builtin-minmax", ast.Call, call_names=("max", "min"))
+@register("builtin-minmax", ast.Call, takes_argument=True)
 def detect_builtin_minmax(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
     """``max(a, b)`` and ``max(xs)`` compare their candidates in Python: ``b > a`` on tensors is a bool read.
     (``sum()`` only adds, on the device: not a read.)"""
     assert isinstance(node, ast.Call)
-    name = _builtin(node, context, frozenset({"max", "min"}))
+    name = _builtin(node, context, frozenset({argument or ""}))
     if name is None or not node.args or any(item.arg == "key" for item in node.keywords):
         return None
     if len(node.args) > 1:
@@ -50,13 +49,13 @@ def detect_builtin_minmax(node: ast.AST, context: Context, rule: Rule, argument:
                f"is read back from the device", confidence)
 
 
-@register("tensor-of-tensors", ast.Call, call_names=("tensor", "as_tensor", "asarray", *sorted(TYPED_CONSTRUCTORS)))
+@register("tensor-of-tensors", ast.Call, takes_argument=True)
 def detect_tensor_of_tensors(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
     """``torch.tensor([a, b])``, ``torch.Tensor(scores)`` where the elements are tensors: each one is read
     back to build the new tensor on the host (``torch.stack`` keeps them on the device)."""
     assert isinstance(node, ast.Call)
     name = context.classifier.torch_function_name(node.func)
-    if name is None or name.rsplit(".", 1)[-1] not in {"tensor", "as_tensor", "asarray", *TYPED_CONSTRUCTORS}:
+    if name is None or name.rsplit(".", 1)[-1] != argument:  # `torch.tensor`, `torch.cuda.LongTensor`
         return None
     if not node.args or context.where(node.args[0]).is_tensor:
         return None  # `torch.tensor(t)` copies a tensor as a whole
@@ -65,10 +64,6 @@ def detect_tensor_of_tensors(node: ast.AST, context: Context, rule: Rule, argume
         return None
     return Hit(node, f"`{excerpt(node)}` builds a tensor from tensor elements: each element's value is read "
                "back from the device (`torch.stack` would not)", confidence)
-
-
-_SIZED = frozenset({"arange", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "eye",
-                    "linspace", "logspace"})
 
 
 def _size_parts(node: ast.Call, name: str) -> list[ast.expr]:
@@ -80,17 +75,17 @@ def _size_parts(node: ast.Call, name: str) -> list[ast.expr]:
     return [item for part in parts for item in (part.elts if isinstance(part, (ast.List, ast.Tuple)) else [part])]
 
 
-@register("size-from-tensor", ast.Call, call_names=(*sorted(_SIZED), "range"))
+@register("size-from-tensor", ast.Call, takes_argument=True)
 def detect_size_from_tensor(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
     """``torch.arange(n)``, ``torch.zeros(n, d)``, ``torch.full(shape, v)``, ``range(n)`` with a tensor ``n``
     or ``v``: the size or value is read as a Python number first."""
     assert isinstance(node, ast.Call)
     name = context.classifier.torch_function_name(node.func)
-    if name is None:
-        if _builtin(node, context, frozenset({"range"})) is None:
+    if argument == "range":  # the builtin
+        if name is not None or _builtin(node, context, frozenset({"range"})) is None:
             return None
         name = "range"
-    elif name not in _SIZED:
+    elif name != argument:
         return None
     for part in _size_parts(node, name):
         confidence = _tensor_confidence(context.where(part))
@@ -113,4 +108,17 @@ def detect_sequence_repeat(node: ast.AST, context: Context, rule: Rule, argument
             if confidence is not None:
                 return Hit(node, f"`{excerpt(node)}` repeats a Python sequence a tensor's number of times: "
                            f"{_READ}", confidence)
+    return None
+
+
+@register("tensor-contains", ast.Compare)
+def detect_tensor_contains(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``x in t`` with a tensor ``t``: ``Tensor.__contains__`` is ``(x == t).any().item()``."""
+    assert isinstance(node, ast.Compare)
+    for op, container in zip(node.ops, node.comparators, strict=True):
+        if isinstance(op, (ast.In, ast.NotIn)):
+            confidence = _tensor_confidence(context.where(container))
+            if confidence is not None:
+                return Hit(node, f"`{excerpt(node)}` asks a tensor whether it holds a value "
+                           f"(`Tensor.__contains__` is `(x == t).any().item()`): {_READ}", confidence)
     return None

@@ -44,6 +44,7 @@ class Classifier:
         self.active: set[tuple[object, ...]] = set()  # what is being evaluated now: no infinite recursion
         self.memo: dict[tuple[object, ...], object] = {}
         self._call_sites: dict[int, list[CallSite]] | None = None
+        self.host_fields: frozenset[str] = frozenset()  # declared `keep_on_cpu` (see host_fields)
         self._nested: set[int] | None = None
 
     def call_sites(self) -> dict[int, list[CallSite]]:
@@ -89,6 +90,8 @@ class Classifier:
     def _Name(self, node: ast.Name, scope: Scope, line: int) -> Where:
         if node.id in self.torch_aliases or node.id in self.numpy_aliases:
             return Where.VALUE
+        if node.id in self.host_fields:
+            return Where.CPU
         found = scope.lookup(node.id, line)
         result = Where.UNKNOWN
         if found is not None:
@@ -104,6 +107,8 @@ class Classifier:
             return Where.TENSOR if found is Where.UNKNOWN and node.attr in TENSOR_ONLY_ATTRIBUTES else found
         if self.torch_root(node.value) or self.numpy_root(node):
             return Where.VALUE
+        if node.attr in self.host_fields:
+            return Where.CPU
         if not isinstance(node.value, ast.Name) or node.value.id != "self":
             owner = self.where(node.value, scope, line)
             if owner is Where.CPU:
@@ -120,7 +125,8 @@ class Classifier:
         if binding.fixed is not None:
             return binding.fixed
         if binding.parameter and binding.function is not None:
-            return calls.parameter_where(self, binding.function, binding.parameter)
+            found = calls.parameter_where(self, binding.function, binding.parameter)
+            return binding.hint if found is Where.UNKNOWN and binding.hint is not None else found
         if binding.value is None:
             return Where.UNKNOWN
         if binding.path:
@@ -161,8 +167,10 @@ class Classifier:
         return self._operands([node.body, node.orelse], scope, line)
 
     def _Subscript(self, node: ast.Subscript, scope: Scope, line: int) -> Where:
-        found = self.where(node.value, scope, line)
         index = node.slice
+        if isinstance(index, ast.Constant) and index.value in self.host_fields:
+            return Where.CPU  # `kwargs["image_grid_thw"]` of a field kept on the host
+        found = self.where(node.value, scope, line)
         if found.is_tensor or isinstance(index, ast.Slice):
             return found
         if isinstance(index, ast.Tuple) and any(

@@ -41,6 +41,8 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
         return Where.CPU  # a tokenizer's or processor's output: host tensors
     if c.numpy_root(func):
         return Where.VALUE
+    if _is_processor(func):
+        return Where.CPU  # a (multimodal) processor's or tokenizer's output: host tensors
     if isinstance(func, ast.Name):
         return _name_call(c, func.id, node, scope, line)
     if not isinstance(func, ast.Attribute):
@@ -60,6 +62,9 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
     source = c.where(receiver, scope, line)
     if source.is_tensor:
         return source
+    if method in _ELEMENT_METHODS and node.args and isinstance(node.args[0], ast.Constant) and (
+            node.args[0].value in c.host_fields):
+        return Where.CPU  # `kwargs.pop("num_crops")` of a field kept on the host
     if method in _ELEMENT_METHODS and not is_module(receiver, scope, line):
         return contents.follow(c, receiver, (None,), scope, line)  # `d.get(k)`: what the dict holds
     if source is Where.VALUE:
@@ -92,6 +97,14 @@ def _name_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int
     if name == "abs" and node.args:
         return c.where(node.args[0], scope, line)
     return Where.VALUE if name in VALUE_BUILTINS else Where.UNKNOWN
+
+
+def _is_processor(func: ast.expr) -> bool:
+    """``processor(...)``, ``self.hf_processor(...)``, ``tokenizer(...)``: callables that turn requests into host
+    tensors. (A logits processor runs on the device.)"""
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    name = name.lower()
+    return name.endswith(("processor", "tokenizer", "feature_extractor")) and "logit" not in name
 
 
 _TENSOR_WHERES = (Where.DEVICE, Where.TENSOR, Where.CPU, Where.CPU_NAMED)
@@ -180,6 +193,8 @@ def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctio
         id(function) in c.nested_functions())
     if private:
         return agreed
+    if agreed in (Where.CPU, Where.CPU_NAMED):
+        return Where.CPU_NAMED  # the module passes host copies; callers elsewhere might not: a weak host hint
     return Where.TENSOR if agreed in (Where.DEVICE, Where.TENSOR) else Where.UNKNOWN
 
 

@@ -120,7 +120,8 @@ def _name(c: Classifier, node: ast.Name, path: Path, scope: Scope, line: int) ->
         elif binding.parameter and binding.function is not None:
             from synchunt.lint.provenance.calls import parameter_where  # calls imports this module
 
-            parts.append(parameter_where(c, binding.function, binding.parameter, path))
+            passed = parameter_where(c, binding.function, binding.parameter, path)
+            parts.append(binding.hint if passed is Where.UNKNOWN and binding.hint is not None else passed)
     written = scope.contents_of(node.id)
     if written is not None:
         parts.extend(_written(c, [(content, written[1]) for content in written[0]], path))

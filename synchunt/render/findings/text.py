@@ -1,4 +1,5 @@
-"""Terminal text: one line per finding (location, code, severity, confidence, message), then a summary."""
+"""Terminal text: one line per finding (location, code, severity, confidence, context, message), the step path
+first, then a summary by context, rule and file."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def findings_renderable(findings: FindingSet, *, show_snippets: bool = True):  #
     from rich.console import Group
     from rich.text import Text
 
-    ordered = sorted(findings.findings, key=lambda finding: finding.sort_key)
+    ordered = sorted(findings.findings, key=context_order)
     lines = []
     for finding in ordered:
         line = Text()
@@ -28,7 +29,8 @@ def findings_renderable(findings: FindingSet, *, show_snippets: bool = True):  #
             continue
         style = _STYLE[finding.severity]
         line.append(f"{finding.code} {finding.severity.value}", style=style)
-        line.append(f" ({finding.confidence.value} confidence)", style="dim")
+        context = f", {finding.context}" if finding.context else ""
+        line.append(f" ({finding.confidence.value} confidence{context})", style="dim")
         line.append(" " + one_line(finding.message))
         if finding.scope:
             line.append(f" in {label(finding.scope)}", style="dim")
@@ -37,8 +39,40 @@ def findings_renderable(findings: FindingSet, *, show_snippets: bool = True):  #
             lines.append(Text("    " + label(finding.snippet, 240), style="dim"))
         if finding.fix is not None:
             lines.extend(_fix_lines(finding.fix))
+    lines.extend(Text(text) for text in breakdown(ordered))
     lines.append(Text(summary_line(ordered, files_checked=findings.files_checked)))
+    lines.extend(Text(note, style="dim") for note in findings.notes)
     return Group(*lines)
+
+
+_CONTEXT_RANK = {"step": 0, None: 1, "unknown": 1, "cold": 2}
+CONTEXTS = ("step", "unknown", "cold")
+
+
+def context_order(finding: Finding) -> tuple[int, str, int, int, str]:
+    """The step path first, then unknown (and findings without a context, problems among them), then cold; by
+    position within each."""
+    rank = _CONTEXT_RANK.get(finding.context, 1)
+    return (rank, *finding.sort_key)
+
+
+def breakdown(findings: list[Finding], files: int = 5) -> list[str]:
+    """The summary by context, rule and file (the files with most findings), when there is more than one."""
+    real = [finding for finding in findings if not finding.is_problem]
+    if len(real) < 2:
+        return []
+    contexts = Counter(finding.context for finding in real if finding.context)
+    rules = Counter(finding.code for finding in real)
+    paths = Counter(finding.path for finding in real)
+    found = []
+    if contexts:
+        found.append("by context: " + ", ".join(f"{contexts[name]} {name}" for name in CONTEXTS if contexts[name]))
+    found.append("by rule: " + ", ".join(f"{code} {count}" for code, count in sorted(
+        rules.items(), key=lambda item: (-item[1], item[0]))))
+    top = sorted(paths.items(), key=lambda item: (-item[1], item[0]))[:files]
+    found.append("by file: " + ", ".join(f"{label(path, 120)} {count}" for path, count in top) + (
+        f" (and {len(paths) - files} more)" if len(paths) > files else ""))
+    return found
 
 
 def _fix_lines(rewrite: Rewrite) -> list:  # type: ignore[type-arg]

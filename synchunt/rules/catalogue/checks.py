@@ -14,6 +14,16 @@ from synchunt.rules.model import GuardOp, OpRole, Rule, TraceOp
 _EX_OPS = ("linalg_inv_ex", "linalg_cholesky_ex", "linalg_solve_ex", "_linalg_solve_ex", "linalg_lu_factor_ex",
            "linalg_ldl_factor_ex")
 
+# What the lint flags, by torch path: the functions whose factorization is checked on the host (as the guard
+# sees it and docs/guard.md lists), and the `_ex` forms that check only with `check_errors=True`. Not `det`,
+# `slogdet`, `qr`, `lu`, `solve_triangular`: they return without reading their infos.
+_CHECKED_FUNCTIONS = ("linalg.inv", "linalg.cholesky", "linalg.solve", "linalg.lu_factor", "linalg.ldl_factor",
+                      "linalg.eig", "linalg.eigvals", "linalg.eigh", "linalg.eigvalsh", "linalg.svd",
+                      "linalg.svdvals", "linalg.matrix_rank", "linalg.cond", "linalg.pinv", "linalg.lstsq",
+                      "inverse", "cholesky")
+_CHECKED_IF_ASKED = ("linalg.inv_ex", "linalg.cholesky_ex", "linalg.solve_ex", "linalg.lu_factor_ex",
+                     "linalg.ldl_factor_ex")
+
 CHECK_RULES: tuple[Rule, ...] = (
     Rule(
         code="SH111",
@@ -92,6 +102,7 @@ CHECK_RULES: tuple[Rule, ...] = (
                    GuardOp("linalg_eig"), GuardOp("linalg_eigvals"), GuardOp("_linalg_eigh"), GuardOp("_linalg_svd"),
                    GuardOp("linalg_lstsq"), GuardOp("cholesky"),
                    *(GuardOp(packet, when="check-errors") for packet in _EX_OPS)),
-        lint_forms=("linalg-checked",),
+        lint_forms=(*(f"linalg-checked:{name}" for name in _CHECKED_FUNCTIONS),
+                    *(f"linalg-checked-if-asked:{name}" for name in _CHECKED_IF_ASKED)),
     ),
 )

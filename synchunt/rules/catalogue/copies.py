@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synchunt.rules.catalogue.refs import PINNED_DOC, SYNC_DEBUG_DOC
+from synchunt.rules.catalogue.refs import PINNED_DOC, SYNC_DEBUG_DOC, TENSOR_BUILDERS, TYPED_CONSTRUCTORS
 from synchunt.rules.model import (
     Blocking,
     GuardOp,
@@ -70,7 +70,10 @@ COPY_RULES: tuple[Rule, ...] = (
                    GuardOp("index_put", when="host-index-into-device"),
                    # ATen's CTC kernel copies its host lengths to the device
                    GuardOp("_ctc_loss"), GuardOp("ctc_loss", when="native-ctc-int-lengths")),
-        lint_forms=("host-to-device", "copy-into:device"),
+        # builders with `device=`, `torch.cuda.<Typed>Tensor(data)`, and the methods that move host tensors
+        lint_forms=(*(f"host-to-device:{name}" for name in TENSOR_BUILDERS),
+                    *(f"host-to-device:cuda.{name}" for name in TYPED_CONSTRUCTORS if name != "Tensor"),
+                    "host-to-device:new_tensor", "host-to-device:cuda", "host-to-device:to", "copy-into:device"),
     ),
     Rule(
         code="SH203",

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from synchunt.rules.catalogue.refs import NONZERO_DOC, SYNC_DEBUG_DOC
+from synchunt.rules.catalogue.refs import (
+    NONZERO_DOC,
+    SIZED_FACTORIES,
+    SYNC_DEBUG_DOC,
+    TENSOR_BUILDERS,
+    TYPED_CONSTRUCTORS,
+)
 from synchunt.rules.model import GuardOp, GuardPatch, OpRole, PatchEffect, Rule, TraceOp
 
 READ_RULES: tuple[Rule, ...] = (
@@ -183,8 +189,11 @@ READ_RULES: tuple[Rule, ...] = (
         trace_ops=(TraceOp("aten::_local_scalar_dense", role=OpRole.READ),),
         guard_ops=(GuardOp("item", when="not-truthiness"), GuardOp("_local_scalar_dense", when="not-truthiness"),
                    GuardOp("one_hot", when="no-num-classes")),
-        lint_forms=("method:item", "builtin-scalar", "builtin-minmax", "tensor-of-tensors", "size-from-tensor",
-                    "sequence-repeat"),
+        lint_forms=("method:item", "builtin-scalar:int", "builtin-scalar:float", "builtin-scalar:complex",
+                    "builtin-minmax:max", "builtin-minmax:min",
+                    *(f"tensor-of-tensors:{name}" for name in (*TENSOR_BUILDERS, *TYPED_CONSTRUCTORS)),
+                    *(f"size-from-tensor:{name}" for name in SIZED_FACTORIES), "size-from-tensor:range",
+                    "sequence-repeat", "tensor-contains"),
     ),
     Rule(
         code="SH110",
