@@ -4,9 +4,12 @@ renderables turned into text (with ANSI styles only when the caller asks: a term
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 from synchunt.printable import one_line, visible
-from synchunt.render.registry import RenderOptions
+
+if TYPE_CHECKING:  # the bare CLI imports this module for `visible`: no registry at start-up
+    from synchunt.render.registry import RenderOptions
 
 NAME_LIMIT = 200
 
