@@ -101,9 +101,13 @@ def device_to_host(call: OpCall) -> bool:
 
 
 def host_to_device_blocking(call: OpCall) -> bool:
-    """A copy from host memory to a device without ``non_blocking``: ``memcpy_and_sync`` waits for the stream."""
+    """A copy from host memory to a device without ``non_blocking``: ``memcpy_and_sync`` waits for the stream.
+    A copy of no elements transfers nothing and waits for nothing (ATen's ``copy_`` returns before the copy:
+    ``torch.tensor([], device=d)``)."""
     source, source_type, _, target_type = _copy_ends(call)
     if source is None or source_type != "cpu" or target_type in HOST_DEVICE_TYPES or target_type is None:
+        return False
+    if source.numel() == 0:
         return False
     return not call.arg("non_blocking")
 
@@ -166,7 +170,7 @@ def pageable_non_blocking(call: OpCall) -> bool:
     if not call.arg("non_blocking"):
         return False
     source, source_type, destination, target_type = _copy_ends(call)
-    if source is None or source_type is None or target_type is None:
+    if source is None or source_type is None or target_type is None or source.numel() == 0:
         return False
     source_host, target_host = source_type == "cpu", target_type == "cpu"
     if source_host == target_host:

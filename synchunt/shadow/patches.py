@@ -12,6 +12,7 @@ on a CPU-only build into one clear error.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -159,10 +160,31 @@ def _shallow_copy_type(original: Callable[..., Any]) -> Callable[..., Any]:
     return compatible
 
 
+# torch's cached snapshots of its own namespace: the first call fills each cache for the life of the process. Filled
+# while the factories are swapped, ``torch.utils._device``'s set would hold the wrappers, not torch's functions: a
+# ``with torch.device("meta")`` block (transformers builds every model in one) would then leave factories on the
+# CPU even after the shadow device exits, and transformers' loading would keep uninitialized buffers.
+_NAMESPACE_SNAPSHOTS = (("torch.utils._device", "_device_constructors"),
+                        ("torch.overrides", "get_ignored_functions"),
+                        ("torch.overrides", "get_testing_overrides"),
+                        ("torch.overrides", "_get_overridable_functions"),
+                        ("torch.overrides", "_get_tensor_methods"))
+
+
+def _fill_namespace_snapshots() -> None:
+    """Fill torch's cached snapshots of its namespace with torch's own functions, before any is swapped."""
+    for module_name, name in _NAMESPACE_SNAPSHOTS:
+        module = importlib.import_module(module_name)
+        snapshot = getattr(module, name, None)
+        if callable(snapshot):
+            snapshot()
+
+
 class Swapped:
     """The attributes swapped in while a shadow device is active; ``undo`` puts back what was there."""
 
     def __init__(self) -> None:
+        _fill_namespace_snapshots()
         self._saved: list[tuple[Any, str, Any]] = []
         for name in _CLASSES:
             self._set(torch.cuda, name, cuda_api.CUDA[name])

@@ -41,6 +41,41 @@ def test_diffusers_sigmas_reads_stop_counting_and_their_copy_starts() -> None:
     assert cpu_run.count() == len(host) + 2 and cpu_run.count("SH202") == 0
 
 
+_FACTORIES = ("empty", "zeros", "ones", "full", "arange", "tensor", "randn")
+
+
+def test_transformers_loading_keeps_its_buffers_and_leaves_nothing_behind(tmp_path) -> None:
+    """transformers builds a model under ``torch.device("meta")`` and fills its non-persistent buffers
+    (``position_ids``) in ``_init_weights``: under the shadow device they equal a plain run's, and after it exits
+    loading is as before it (torch's cached set of device factories holds torch's own functions)."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(vocab_size=40, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=64, max_position_embeddings=16)
+    torch.manual_seed(0)
+    transformers.BertModel(config).save_pretrained(tmp_path)
+
+    def buffers(model) -> dict[str, torch.Tensor]:
+        return {name: buffer.cpu() for name, buffer in model.named_buffers()}
+
+    plain = buffers(transformers.BertModel.from_pretrained(tmp_path))
+    factories = {name: getattr(torch, name) for name in _FACTORIES}
+    torch.utils._device._device_constructors.cache_clear()  # as in a fresh process: first filled under the shadow
+    with shadow_device() as shadow:
+        model = transformers.BertModel.from_pretrained(tmp_path)
+        on_host = buffers(model)
+        moved = model.to("cuda")
+        assert moved.embeddings.position_ids.is_cuda
+        on_device = buffers(moved)
+    assert shadow.notes == ()
+    after = buffers(transformers.BertModel.from_pretrained(tmp_path))
+    assert plain.keys() == on_host.keys() == on_device.keys() == after.keys() and "embeddings.position_ids" in plain
+    for name, expected in plain.items():
+        for run in (on_host, on_device, after):
+            assert torch.equal(run[name], expected), name
+    assert {name: getattr(torch, name) for name in _FACTORIES} == factories
+    assert factories["empty"] in torch.utils._device._device_constructors()
+
+
 @pytest.mark.slow
 def test_transformers_generate_runs_on_the_shadow_device_with_the_cpu_tokens() -> None:
     transformers = pytest.importorskip("transformers")
