@@ -6,7 +6,7 @@ same attributes (``torch.cuda.synchronize``) and restores what it found, so a wr
 order of entering and leaving that cannot go wrong. Classes (``Stream``, ``Event``, ``CUDAGraph``) and the
 pinned-memory entry points are swapped in while a shadow device is active only (a factory is too hot a
 function to leave wrapped), as is the autograd entry point that turns the engine's refusal of device tensors
-on a CPU-only build into one clear error.
+without a GPU into one clear error.
 """
 
 from __future__ import annotations
@@ -90,19 +90,24 @@ def _pin_memory(original: Callable[..., Any]) -> Callable[..., Any]:
     return pin_memory
 
 
+# How autograd's engine refuses device tensors without a GPU: a CPU-only build has no accelerator for their
+# streams; a CUDA build asks the driver for the device's primary context.
+_ENGINE_REFUSALS = ("accelerator device when none is available", "hasPrimaryContext expects a valid device index")
+
+
 def _backward(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def run_backward(*args: Any, **kwargs: Any) -> Any:
         try:
             return original(*args, **kwargs)
         except RuntimeError as error:
-            if "accelerator device when none is available" not in str(error):
+            if not any(refusal in str(error) for refusal in _ENGINE_REFUSALS):
                 raise
             note(NoteKind.NOT_EMULATED, "torch.autograd.backward",
                  "the backward pass of device tensors: torch's autograd engine needs a real accelerator for "
                  "their streams")
-            raise RuntimeError("shadow device: the backward pass of device tensors cannot run on a CPU-only torch "
-                               "build (autograd's stream handling needs a real accelerator); check the forward "
+            raise RuntimeError("shadow device: the backward pass of device tensors cannot run without a GPU "
+                               "(autograd's stream handling needs a real accelerator); check the forward "
                                "under the shadow device and the training step on the CPU") from None
 
     return run_backward
