@@ -8,6 +8,7 @@ independent instrument in ``benchmarks/real_clients/make_truth.py``):
     .venv/bin/python benchmarks/real_clients.py                       # every target whose library is installed
     .venv/bin/python benchmarks/real_clients.py tv_ssdlite --show     # one, with the lines missed and extra
     .venv/bin/python benchmarks/real_clients.py --truth cuda --device shadow-cuda   # against the GPU path
+    .venv/bin/python benchmarks/real_clients.py --side-by-side        # latent (cpu) beside shadow-cuda, GPU path
     .venv/bin/python benchmarks/real_clients.py --rescore DIR         # score the JSON documents kept in DIR
 
 Columns: ``truth`` syncs over the recorded steps; ``headline`` the analysis' own count (twice the truth is double
@@ -32,7 +33,13 @@ HERE = Path(__file__).resolve().parent / "real_clients"
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from line_scores import TargetScore, score, table  # noqa: E402
+from line_scores import TargetScore, score, side_by_side, table  # noqa: E402
+
+sys.path.insert(0, str(HERE.parent))
+from machine import load_average  # noqa: E402
+
+# --side-by-side: the plain latent analysis of a CPU run, and the shadow device, each against what a GPU run hits.
+MODES = {"latent": "cpu", "shadow-cuda": "shadow-cuda"}
 
 # The import each target needs: a target whose library is not installed is skipped, with the reason.
 LIBRARY_MODULE = {"transformers": "transformers", "torchvision": "torchvision", "diffusers": "diffusers",
@@ -90,7 +97,12 @@ def main() -> int:
     parser.add_argument("--rescore", type=Path, help="score the <target>.analysis.json files kept in this folder")
     parser.add_argument("--show", action="store_true", help="list the lines missed and reported beyond the truth")
     parser.add_argument("--json", type=Path, help="also write the scores here")
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="score the latent mode (--device cpu) and the shadow device (--device shadow-cuda) "
+                        "against the GPU path's truth, side by side (--keep/--rescore use a folder per mode)")
     args = parser.parse_args()
+    if args.side_by_side:
+        return compare_modes(args)
 
     known = truths()
     unknown = [name for name in args.targets if name not in known]
@@ -129,6 +141,53 @@ def main() -> int:
             "site": {"precision": r.site.precision, "recall": r.site.recall},
             "via": {"precision": r.via.precision, "recall": r.via.recall}, "exact_share": r.exact_share,
             "missed": r.missed, "extra": r.extra} for r in results], indent=1) + "\n")
+    return 0
+
+
+def compare_modes(args: argparse.Namespace) -> int:
+    """Each target under each of MODES, scored against its cuda_path truth; one table."""
+    known = truths()
+    names = args.targets or list(known)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        print(f"unknown target(s) {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr)
+        return 2
+    load_before = load_average()
+    results: dict[str, list[TargetScore]] = {mode: [] for mode in MODES}
+    for name in names:
+        truth = known[name]
+        reason = missing_library(truth)
+        if reason and args.rescore is None:
+            print(f"skip {name}: {reason}", file=sys.stderr)
+            continue
+        for mode, device in MODES.items():
+            if args.rescore is not None:
+                analysis = json.loads((args.rescore / mode / f"{name}.analysis.json").read_text())
+            else:
+                print(f"profiling {name} ({mode}) …", file=sys.stderr, flush=True)
+                keep = args.keep / mode if args.keep is not None else None
+                if keep is not None:
+                    keep.mkdir(parents=True, exist_ok=True)
+                try:
+                    analysis = run_profile(truth, device=device, iterations=args.iterations, warmup=args.warmup,
+                                           keep=keep)
+                except RuntimeError as error:
+                    print(f"error: {error}", file=sys.stderr)
+                    return 1
+            results[mode].append(score(analysis, truth, path="cuda_path", steps=args.iterations))
+    print(f"truth: cuda_path · precision and recall at the exact line · recorded steps: {args.iterations} · "
+          f"load average {load_before:.2f} → {load_average():.2f} (counts: the load does not change them)")
+    print(side_by_side(results))
+    if args.show:
+        for mode, scores in results.items():
+            for result in scores:
+                print()
+                print(f"[{mode}] " + details(result))
+    if args.json is not None:
+        args.json.write_text(json.dumps({mode: [{
+            "target": r.target, "truth": r.truth_total, "headline": r.headline,
+            "site": {"precision": r.site.precision, "recall": r.site.recall}, "missed": r.missed, "extra": r.extra}
+            for r in scores] for mode, scores in results.items()}, indent=1) + "\n")
     return 0
 
 

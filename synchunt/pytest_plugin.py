@@ -59,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         choices=DEVICES,
         dest="synchunt_device",
-        help="shadow-cuda: run the session as on a one-GPU machine, emulated on the CPU (a CPU-only torch build); "
+        help="shadow-cuda: run the session as on a one-GPU machine, emulated on the CPU (a machine without a GPU); "
         "the guard then reports only syncs of device data.",
     )
     parser.addini("synchunt_device", default="cpu", help="like --synchunt-device (cpu or shadow-cuda).")

@@ -162,6 +162,32 @@ def table(scores: Iterable[TargetScore]) -> str:
     return "\n".join(rows)
 
 
+def side_by_side(modes: Mapping[str, Iterable[TargetScore]]) -> str:
+    """One row per target, one column group per mode (``{"latent": [...], "shadow-cuda": [...]}``): the headline
+    and the precision and recall at the exact line (``site``) of each against the same truth, with a total row."""
+    by_mode = {mode: {s.target: s for s in scores} for mode, scores in modes.items()}
+    targets = list(dict.fromkeys(t for scores in by_mode.values() for t in scores))
+    head = "| target | truth | " + " | ".join(f"{m} headline | {m} P | {m} R" for m in by_mode) + " |"
+    rows = [head, "|---|---:|" + "---:|" * (3 * len(by_mode))]
+
+    def cells(scores: list[TargetScore]) -> str:
+        if not scores:
+            return "- | - | -"
+        site = Score(*(sum(getattr(s.site, f) for s in scores) for f in ("truth", "reported", "matched")))
+        headline = sum(s.headline or 0 for s in scores)
+        return f"{headline} | {site.precision:.2f} | {site.recall:.2f}"
+
+    for target in targets:
+        first = next(scores[target] for scores in by_mode.values() if target in scores)
+        row = [cells([scores[target]] if target in scores else []) for scores in by_mode.values()]
+        rows.append(f"| {target} | {first.truth_total} | " + " | ".join(row) + " |")
+    if len(targets) > 1:
+        truth = sum(next(scores[t] for scores in by_mode.values() if t in scores).truth_total for t in targets)
+        rows.append(f"| **all** | {truth} | " + " | ".join(cells(list(scores.values()))
+                                                           for scores in by_mode.values()) + " |")
+    return "\n".join(rows)
+
+
 def _mean(values: Iterable[float]) -> float:
     values = list(values)
     return sum(values) / len(values) if values else 0.0

@@ -247,16 +247,29 @@ def _real_cuda() -> bool:
 
 def _shadow_call(target: str, tensor: torch.Tensor | None, run: Callable[[], Any]) -> Any:
     """A call the shadow device makes for the user where the patch cannot see it (``tolist`` of a shadow tensor,
-    its ``torch.cuda.synchronize``): reported as the catalogue's patch for ``target`` would report it."""
+    its ``torch.cuda.synchronize``, a library op on device tensors): reported as the catalogue says a GPU run
+    would have it, once per host wait."""
     known = _SHADOW_CALLS.get(target)
     if known is None:
         return run()
-    wrapper = _reporting(known[0], known[1], lambda *args: run())
+    code, op, waits = known
+    result = _report_call(code, op, run, tensor)
+    for _ in range(waits - 1):  # the later waits of the same call (the op already ran)
+        _report_call(code, op, lambda: None, tensor)
+    return result
+
+
+def _report_call(code: str, op: str, run: Callable[[], Any], tensor: torch.Tensor | None) -> Any:
+    wrapper = _reporting(code, op, lambda *args: run())
     return wrapper(tensor) if tensor is not None else wrapper()
 
 
-_SHADOW_CALLS: dict[str, tuple[str, str]] = {patch.target: (rule.code, patch.op_name) for rule in RULES
-                                              for patch in rule.guard_patches if patch.effect is not PatchEffect.MARK}
+_SHADOW_CALLS: dict[str, tuple[str, str, int]] = {
+    **{patch.target: (rule.code, patch.op_name, 1) for rule in RULES for patch in rule.guard_patches
+       if patch.effect is not PatchEffect.MARK},
+    # library ops whose CUDA kernel waits inside C++ (torchvision::nms): the dispatcher's guard never sees them
+    **{op.op: (rule.code, op.op, op.host_waits) for rule in RULES for op in rule.trace_ops
+       if op.op.partition("::")[0] not in ("aten", "prims")}}
 
 
 class Patches:
@@ -265,7 +278,7 @@ class Patches:
     def __init__(self) -> None:
         self._patches = [_AttributePatch(owner, name, make) for owner, name, make in _plan()]
         self._sync_debug = _SyncDebugSignal() if _real_cuda() else None
-        shadow_state.set_reporter(_shadow_call)
+        shadow_state.set_reporter(_shadow_call, frozenset(_SHADOW_CALLS))
 
     def undo(self) -> None:
         shadow_state.set_reporter(None)

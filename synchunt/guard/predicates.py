@@ -165,7 +165,7 @@ def pageable_non_blocking(call: OpCall) -> bool:
     if not call.arg("non_blocking"):
         return False
     source, source_type, destination, target_type = _copy_ends(call)
-    if source is None or source_type in HOST_DEVICE_TYPES or target_type != "cpu":
+    if source is None or source_type in HOST_DEVICE_TYPES or target_type != "cpu" or source.numel() == 0:
         return False
     # _to_copy pins the buffer it allocates; copy_ writes into the caller's tensor
     return destination is not None and not _is_pinned(destination)

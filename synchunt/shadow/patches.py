@@ -6,12 +6,13 @@ same attributes (``torch.cuda.synchronize``) and restores what it found, so a wr
 order of entering and leaving that cannot go wrong. Classes (``Stream``, ``Event``, ``CUDAGraph``) and the
 pinned-memory entry points are swapped in while a shadow device is active only (a factory is too hot a
 function to leave wrapped), as is the autograd entry point that turns the engine's refusal of device tensors
-on a CPU-only build into one clear error.
+without a GPU into one clear error.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -89,19 +90,24 @@ def _pin_memory(original: Callable[..., Any]) -> Callable[..., Any]:
     return pin_memory
 
 
+# How autograd's engine refuses device tensors without a GPU: a CPU-only build has no accelerator for their
+# streams; a CUDA build asks the driver for the device's primary context.
+_ENGINE_REFUSALS = ("accelerator device when none is available", "hasPrimaryContext expects a valid device index")
+
+
 def _backward(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def run_backward(*args: Any, **kwargs: Any) -> Any:
         try:
             return original(*args, **kwargs)
         except RuntimeError as error:
-            if "accelerator device when none is available" not in str(error):
+            if not any(refusal in str(error) for refusal in _ENGINE_REFUSALS):
                 raise
             note(NoteKind.NOT_EMULATED, "torch.autograd.backward",
                  "the backward pass of device tensors: torch's autograd engine needs a real accelerator for "
                  "their streams")
-            raise RuntimeError("shadow device: the backward pass of device tensors cannot run on a CPU-only torch "
-                               "build (autograd's stream handling needs a real accelerator); check the forward "
+            raise RuntimeError("shadow device: the backward pass of device tensors cannot run without a GPU "
+                               "(autograd's stream handling needs a real accelerator); check the forward "
                                "under the shadow device and the training step on the CPU") from None
 
     return run_backward
@@ -159,10 +165,31 @@ def _shallow_copy_type(original: Callable[..., Any]) -> Callable[..., Any]:
     return compatible
 
 
+# torch's cached snapshots of its own namespace: the first call fills each cache for the life of the process. Filled
+# while the factories are swapped, ``torch.utils._device``'s set would hold the wrappers, not torch's functions: a
+# ``with torch.device("meta")`` block (transformers builds every model in one) would then leave factories on the
+# CPU even after the shadow device exits, and transformers' loading would keep uninitialized buffers.
+_NAMESPACE_SNAPSHOTS = (("torch.utils._device", "_device_constructors"),
+                        ("torch.overrides", "get_ignored_functions"),
+                        ("torch.overrides", "get_testing_overrides"),
+                        ("torch.overrides", "_get_overridable_functions"),
+                        ("torch.overrides", "_get_tensor_methods"))
+
+
+def _fill_namespace_snapshots() -> None:
+    """Fill torch's cached snapshots of its namespace with torch's own functions, before any is swapped."""
+    for module_name, name in _NAMESPACE_SNAPSHOTS:
+        module = importlib.import_module(module_name)
+        snapshot = getattr(module, name, None)
+        if callable(snapshot):
+            snapshot()
+
+
 class Swapped:
     """The attributes swapped in while a shadow device is active; ``undo`` puts back what was there."""
 
     def __init__(self) -> None:
+        _fill_namespace_snapshots()
         self._saved: list[tuple[Any, str, Any]] = []
         for name in _CLASSES:
             self._set(torch.cuda, name, cuda_api.CUDA[name])

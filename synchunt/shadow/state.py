@@ -76,12 +76,20 @@ def device(index: int | None = None) -> torch.device:
 
 Reporter = Callable[[str, "torch.Tensor | None", Callable[[], Any]], Any]
 _REPORTER: list[Reporter] = []
+_KNOWN: list[frozenset[str]] = [frozenset()]
 
 
-def set_reporter(reporter: Reporter | None) -> None:
-    """Who reports the calls the emulation makes for the user (the runtime guard, while installed)."""
+def set_reporter(reporter: Reporter | None, known: frozenset[str] = frozenset()) -> None:
+    """Who reports the calls the emulation makes for the user (the runtime guard, while installed), and the
+    targets it knows how to report (a library op named there is followed, not noted as a custom op)."""
     with _LOCK:
         _REPORTER[:] = [reporter] if reporter is not None else []
+        _KNOWN[0] = known if reporter is not None else frozenset()
+
+
+def knows(target: str) -> bool:
+    """Whether the reporter knows what a GPU run does at ``target`` (``"torchvision::nms"``)."""
+    return target in _KNOWN[0]
 
 
 def reported(target: str, tensor: torch.Tensor | None, run: Callable[[], Any]) -> Any:

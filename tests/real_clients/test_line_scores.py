@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from line_scores import score
+from line_scores import score, side_by_side
 
 TRUTH = {"target": "t", "file": "app/serve.py", "syncs": [
     {"site": "lib/generate.py:396", "via": "app/serve.py:31", "kind": "truthiness", "cpu_path": 2, "cuda_path": 2},
@@ -43,3 +43,14 @@ def test_the_cuda_path_counts_per_recorded_step() -> None:
     syncs = [_sync("lib/generate.py", 396) for _ in range(4)]
     result = score({"summary": {"syncs": 4}, "syncs": syncs}, TRUTH, path="cuda_path", steps=2)
     assert result.truth_total == 4 and result.site.precision == result.site.recall == 1.0
+
+
+def test_two_modes_side_by_side_against_one_truth() -> None:
+    latent = score({"summary": {"syncs": 3}, "syncs": [_sync("lib/generate.py", 2421) for _ in range(3)]}, TRUTH,
+                   path="cuda_path")
+    shadow = score({"summary": {"syncs": 2}, "syncs": [_sync("lib/generate.py", 396) for _ in range(2)]}, TRUTH,
+                   path="cuda_path")
+    rows = side_by_side({"latent": [latent], "shadow-cuda": [shadow]}).splitlines()
+    assert rows[0] == ("| target | truth | latent headline | latent P | latent R | shadow-cuda headline | "
+                       "shadow-cuda P | shadow-cuda R |")
+    assert rows[2] == "| t | 2 | 3 | 0.00 | 0.00 | 2 | 1.00 | 1.00 |"

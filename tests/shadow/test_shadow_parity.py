@@ -71,6 +71,17 @@ def test_host_to_device_copies() -> None:
     assert _rules(lambda: device.copy_(host)) == [("SH202", "aten::copy_", "device")]
 
 
+def test_copies_of_no_elements_transfer_nothing() -> None:
+    """ATen's copy returns before any transfer when there is nothing to copy: no wait on a GPU (transformers'
+    cache makes ``torch.tensor([], device=...)`` per layer)."""
+    assert _rules(lambda: torch.tensor([], device="cuda")) == []
+    assert _rules(lambda: torch.ones(0, 3).to("cuda")) == []
+    assert _rules(lambda: torch.ones(0).to("cuda", non_blocking=True)) == []  # pageable, but nothing to stage
+    empty = torch.empty(0, 3, device="cuda")
+    assert _rules(lambda: empty.copy_(torch.ones(0, 3))) == []
+    assert _rules(lambda: torch.tensor([0], device="cuda")) == [("SH202", "aten::_to_copy", "device")]
+
+
 def test_explicit_synchronize_calls() -> None:
     event = torch.cuda.Event()
     event.record()
