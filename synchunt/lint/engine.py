@@ -14,8 +14,6 @@ from dataclasses import dataclass
 
 from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.bindings import build_scopes
-from synchunt.lint.columns import character_column as _character_column
-from synchunt.lint.columns import first_column as _first_column
 from synchunt.lint.context import ContextFinder, ContextRules, RunContext, statement_is_cold
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.helpers import HelperSyncs
@@ -343,3 +341,16 @@ def _call_name(node: ast.expr) -> str:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else ""
+
+
+# Columns of a finding: from ast's UTF-8 byte offsets to 1-based characters.
+def _first_column(lines: list[str], line: int) -> int:
+    """The byte offset of a line's first non-blank character."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    stripped = text.lstrip()
+    return len(text[: len(text) - len(stripped)].encode("utf-8"))
+
+
+def _character_column(line: str, byte_offset: int) -> int:
+    """1-based character column from ``ast``'s UTF-8 byte offset."""
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1
