@@ -25,74 +25,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
-
-import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bare_decode import bare_decode, strict_decode
 from machine import Quietness, add_quiet_options
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[1].parent / "shared/traces/hta/rank_non_gpu/rank_non_gpu.json.gz"
-
-
-class BareArgs(msgspec.Struct):
-    """The arguments synchunt keeps, decoded (the project's own baseline)."""
-
-    correlation: int | None = None
-    external_id: int | None = msgspec.field(default=None, name="External id")
-    python_id: int | None = msgspec.field(default=None, name="Python id")
-    python_parent_id: int | None = msgspec.field(default=None, name="Python parent id")
-    input_type: msgspec.Raw = msgspec.field(default=None, name="Input type")
-    concrete_inputs: msgspec.Raw = msgspec.field(default=None, name="Concrete Inputs")
-    call_stack: str | None = msgspec.field(default=None, name="Call stack")
-    stream: Any = None
-    bytes: Any = None
-    cuda_sync_kind: str | None = None
-    name: Any = None
-
-
-class BareEvent(msgspec.Struct):
-    ph: str = ""
-    name: str = ""
-    cat: str = ""
-    pid: Any = 0
-    tid: Any = 0
-    ts: float = 0.0
-    dur: float = 0.0
-    args: BareArgs | None = None
-
-
-class StrictEvent(msgspec.Struct):
-    """An event with its arguments kept raw: nothing but the event's own fields is parsed."""
-
-    ph: str = ""
-    name: str = ""
-    cat: str = ""
-    pid: int | str = 0
-    tid: int | str = 0
-    ts: float = 0.0
-    dur: float = 0.0
-    args: msgspec.Raw = msgspec.Raw(b"")
-
-
-class BareFile(msgspec.Struct):
-    traceEvents: list[BareEvent] = []
-
-
-class StrictFile(msgspec.Struct):
-    traceEvents: list[StrictEvent] = []
-
-
-_STRICT_DECODER = msgspec.json.Decoder(StrictFile)
-_BARE_DECODER = msgspec.json.Decoder(BareFile)
-
-
-def strict_decode(path: Path | str) -> int:
-    return len(_STRICT_DECODER.decode(Path(path).read_bytes()).traceEvents)
-
-
-def bare_decode(path: Path) -> int:
-    return len(_BARE_DECODER.decode(path.read_bytes()).traceEvents)
 
 
 def build_big_trace(source: Path, target_events: int, out: Path) -> int:
