@@ -134,7 +134,7 @@ class ContextFinder:
             named = self.rules.by_name(node.name)  # type: ignore[union-attr]
             if named is not None:
                 return named
-            if any(_decorator_name(item) in _CACHE_DECORATORS for item in node.decorator_list):  # type: ignore[union-attr]
+            if any(called_name(item) in _CACHE_DECORATORS for item in node.decorator_list):  # type: ignore[union-attr]
                 return RunContext.COLD
         callers = [self._caller(site_scope) for _, site_scope, _ in self.call_sites.get(id(node), ())]
         if RunContext.STEP in callers:
@@ -162,7 +162,7 @@ def statement_is_cold(node: ast.stmt) -> bool:
     if isinstance(node, ast.If):
         return _raises(node.body) or _mentions_debug(node.test)
     if isinstance(node, (ast.With, ast.AsyncWith)):
-        return any(_decorator_name(item.context_expr) == "graph" for item in node.items)
+        return any(called_name(item.context_expr) == "graph" for item in node.items)
     return isinstance(node, (ast.Assert, ast.Raise))
 
 
@@ -178,7 +178,8 @@ def _mentions_debug(test: ast.expr) -> bool:
     return False
 
 
-def _decorator_name(node: ast.expr) -> str:
+def called_name(node: ast.expr) -> str:
+    """The last name of what ``node`` calls or names (``torch.cuda.graph()`` → ``graph``; ``a.b`` → ``b``)."""
     if isinstance(node, ast.Call):
         node = node.func
     if isinstance(node, ast.Attribute):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.bindings import build_scopes
-from synchunt.lint.context import ContextFinder, ContextRules, RunContext, statement_is_cold
+from synchunt.lint.context import ContextFinder, ContextRules, RunContext, called_name, statement_is_cold
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.helpers import HelperSyncs
 from synchunt.lint.hostside import host_side_class, host_side_module, platform_name
@@ -173,7 +173,7 @@ class ModuleLinter(FastVisitor):
     def _is_device_kernel(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
-            if _call_name(target) in _KERNEL_DECORATORS and not self.classifier.torch_root(target):
+            if called_name(target) in _KERNEL_DECORATORS and not self.classifier.torch_root(target):
                 return True
         return False
 
@@ -221,7 +221,7 @@ class ModuleLinter(FastVisitor):
         self.cold_depth += cold
         for item in node.items:
             self.visit(item)
-            name = _call_name(item.context_expr)
+            name = called_name(item.context_expr)
             for suffix, label in _HOT_CONTEXT_CALLS.items():
                 if name.endswith(suffix):
                     self.hot_context = label
@@ -334,13 +334,6 @@ def _callee_name(func: ast.expr, aliases: dict[str, str]) -> str:
 def _mentions_query(node: ast.If) -> bool:
     return any(isinstance(part, ast.Attribute) and part.attr == "query" for part in ast.walk(node.test))
 
-
-def _call_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 # Columns of a finding: from ast's UTF-8 byte offsets to 1-based characters.
