@@ -173,7 +173,7 @@ def lint_command(
         from synchunt.cli.output import note
         from synchunt.lint.baseline import write_baseline as record
 
-        count = record(findings, write_baseline, write_baseline.resolve().parent)
+        count = record(findings, write_baseline, write_baseline.resolve().parent, inputs=files)
         note(f"{count} finding{'s' if count != 1 else ''} recorded in {write_baseline}; "
              f"`synchunt lint --baseline {write_baseline}` reports only new ones")
         raise typer.Exit(UsageError.exit_code if any(finding.is_problem for finding in findings) else 0)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synchunt.errors import UsageError
+from synchunt.files import write_output
 from synchunt.findings import Finding
 
 SCHEMA = "synchunt.lint-baseline/1"
@@ -63,20 +64,16 @@ def fingerprint(findings: Iterable[Finding], root: Path) -> list[Fingerprinted]:
     return found
 
 
-def write_baseline(findings: Iterable[Finding], path: Path, root: Path) -> int:
-    """Write the baseline of ``findings`` to ``path`` (replacing it); the number of findings recorded."""
+def write_baseline(findings: Iterable[Finding], path: Path, root: Path, *, inputs: Iterable[Path] = ()) -> int:
+    """Write the baseline of ``findings`` to ``path`` through the project's one writer (atomic; re-recording
+    replaces the baseline, but never one of the ``inputs``); the number of findings recorded."""
     entries = [{"fingerprint": item.fingerprint, "code": item.finding.code,
                 "path": _relative(item.finding.path, root), "scope": item.finding.scope,
                 "expression": item.expression, "line": item.finding.line}
                for item in fingerprint(findings, root)]
     document = {"schema": SCHEMA, "root": ".", "findings": entries}
     text = json.dumps(document, indent=1) + "\n"
-    temporary = path.with_name(path.name + ".tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)  # a reader never sees half a baseline
-    except OSError as error:
-        raise UsageError(f"cannot write the baseline {path}: {error}") from None
+    write_output(path, text, inputs=inputs, force=True, what="lint baseline")
     return len(entries)
 
 
