@@ -8,6 +8,7 @@ from synchunt.detect.latent import latent_syncs
 from synchunt.detect.merge import Candidate
 from synchunt.detect.model import DetectedSync, Detection, Mode, SetAside
 from synchunt.detect.profiler_sync import split_profiler_syncs
+from synchunt.detect.reviewed_calls import split_reviewed_calls
 from synchunt.rules import PROFILER_OWN_SYNC
 from synchunt.trace import Trace
 
@@ -25,11 +26,14 @@ def detect(trace: Trace, mode: Mode | str = Mode.AUTO) -> Detection:
     columns = Columns.of(trace)
     found = confirmed_syncs(trace, columns) if chosen is Mode.CONFIRMED else latent_syncs(trace, columns)
     kept, own = split_profiler_syncs(found, columns)
+    kept, host_reads = split_reviewed_calls(kept, columns)
     records = tuple(_record(candidate, pid, tid) for candidate, (pid, tid)
                     in zip(kept, columns.ids([candidate.event for candidate in kept]), strict=True))
+    reasons = [(c, PROFILER_OWN_SYNC.reason) for c in own] + [(c, call.reason) for c, call in host_reads]
     set_aside = tuple(SetAside(event=c.event, runtime=" + ".join(c.runtime) or c.op, ts_us=c.ts_us,
-                               stall_us=c.stall_us, pid=pid, tid=tid, reason=PROFILER_OWN_SYNC.reason)
-                      for c, (pid, tid) in zip(own, columns.ids([c.event for c in own]), strict=True))
+                               stall_us=c.stall_us, pid=pid, tid=tid, reason=reason)
+                      for (c, reason), (pid, tid) in zip(reasons, columns.ids([c.event for c, _ in reasons]),
+                                                         strict=True))
     return Detection(mode=chosen, records=records, set_aside=set_aside)
 
 

@@ -32,8 +32,9 @@ class DetectedSync(msgspec.Struct, frozen=True):
 
 
 class SetAside(msgspec.Struct, frozen=True):
-    """A blocking call that is not the target's sync (the profiler's own device synchronize), kept so that the
-    output can say it was set aside and why. ``thread`` is the thread's name, once attribution knows it."""
+    """A blocking call or host read that is not the target's sync (the profiler's own device synchronize, a read
+    inside a reviewed host-by-design torch function), kept so that the output can say it was set aside and why.
+    ``thread`` is the thread's name, once attribution knows it."""
 
     event: int
     runtime: str

@@ -47,7 +47,8 @@ def trace_line(info: TraceInfo) -> str:
 
 
 def set_aside_note(analysis: Analysis) -> str | None:
-    """What was set aside (the profiler's own syncs), so that a reader of a count knows what it leaves out."""
+    """What was set aside (the profiler's own syncs, reviewed host reads), so that a reader of a count knows what
+    it leaves out."""
     items = [item for info in analysis.traces for item in info.set_aside]
     if not items:
         return None

@@ -21,6 +21,20 @@ class NotAHostSyncCall(msgspec.Struct, frozen=True):
     reason: str
     source: str
 
+    @property
+    def module_file(self) -> str:
+        """``torch.optim.adam._get_value`` → ``torch/optim/adam.py``: the end of the path a trace frame names."""
+        return self.target.rsplit(".", 1)[0].replace(".", "/") + ".py"
+
+    @property
+    def function(self) -> str:
+        return self.target.rsplit(".", 1)[1]
+
+    def names_frame(self, file: str, function: str) -> bool:
+        """A Python frame (its file as the trace or the interpreter gives it) is a call of this function."""
+        path = file.replace("\\", "/")
+        return function == self.function and (path == self.module_file or path.endswith("/" + self.module_file))
+
 
 class NotAHostSync(msgspec.Struct, frozen=True):
     """``torch.ops.aten.<packet>`` (every overload) does not make the host wait on a GPU."""

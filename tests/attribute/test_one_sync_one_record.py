@@ -185,3 +185,32 @@ def test_without_the_guard_the_users_line_is_the_call_into_the_library(through_l
                     CaptureSettings(guard=False)).path
     vias = [(r.via.line, r.via.line_source) for r in synchunt.analyze(alone).records if r.via is not None]
     assert vias == [(13, "exact"), (13, "exact"), (14, "exact")]
+
+
+OPTIMIZER_STEP = '''
+import torch
+
+
+def setup():
+    weight = torch.nn.Parameter(torch.randn(4))
+    return weight, torch.optim.Adam([weight])
+
+
+def step(state):
+    weight, optimizer = state
+    loss = (weight * weight).sum()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+'''
+
+
+def test_the_optimizers_host_step_counter_is_no_sync_in_either_signal(tmp_path: Path) -> None:
+    """Adam reads its host ``step`` counter (``_get_value``): the guard quiets that call, and the trace sets the
+    same reads aside, so the k-th trace sync still meets the k-th guard record (the user's ``.item()``)."""
+    (tmp_path / "train.py").write_text(OPTIMIZER_STEP)
+    analysis = synchunt.analyze(capture(resolve_target(f"{tmp_path / 'train.py'}:step", setup="setup"),
+                                        tmp_path / "out").path)
+    assert [(r.rule, r.call_site.line, r.signals) for r in analysis.records] == [("SH109", 15, ("trace", "guard"))]
+    aside = analysis.traces[0].set_aside
+    assert aside and all("`step` counter is a host tensor" in item.reason for item in aside)
