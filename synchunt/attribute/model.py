@@ -17,6 +17,7 @@ from synchunt.findings import Rewrite
 from synchunt.impact.model import SyncImpact
 from synchunt.sites import Frame, site_key, site_label
 from synchunt.trace.source import PartialRead  # the trace's note, kept as it is in the analysis
+from synchunt.trace.vocab import SHADOW_KEY
 
 LineSource = Literal["exact", "def", "runtime"]
 Phase = Literal["steady", "warm-up"]
@@ -163,6 +164,12 @@ class TraceInfo(msgspec.Struct, frozen=True):
     host_resident: int = 0
     rewrites: tuple[SiteRewrite, ...] = ()  # tailored rewrites of its exact call sites (suggestions: unchecked)
 
+    @property
+    def shadow_unused(self) -> bool:
+        """A shadow-cuda capture whose code made no device tensor: it ran as a CPU-only program."""
+        shadow = self.synchunt.get(SHADOW_KEY)
+        return isinstance(shadow, dict) and shadow.get("device_tensors") == 0
+
 
 class Summary(msgspec.Struct, frozen=True):
     """Totals. ``stall_us``, ``max_stall_us`` and ``device_idle_us`` are steady state's (warm-up apart);
@@ -290,7 +297,8 @@ class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
         """What a reader must know to judge these syncs (latent caveats, warm-up, host-resident data left out)."""
         from synchunt.attribute.summary import analysis_notes
 
-        return analysis_notes(self.records, sum(info.host_resident for info in self.traces))
+        return analysis_notes(self.records, sum(info.host_resident for info in self.traces),
+                              unused_shadow=sum(info.shadow_unused for info in self.traces))
 
     @cached_property
     def scopes(self) -> tuple[ScopeSummary, ...]:

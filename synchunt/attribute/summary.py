@@ -90,13 +90,16 @@ def group_scopes(records: tuple[Sync, ...]) -> tuple[ScopeSummary, ...]:
     return tuple(sorted(views, key=lambda view: natural_key(view.scope)))
 
 
+UNUSED_SHADOW_NOTE = ("the target put no tensor on the shadow device: it ran as a CPU-only program, so what it "
+                      "reports (or finding no sync) says nothing of a GPU run; place its tensors with "
+                      "`device=\"cuda\"` or `.to(device)` (a `device` parameter of the target is given `cuda`)")
 LATENT_NOTE = ("latent: would sync on a GPU; the stall shown is the op's CPU time here, not a device wait. A CPU run "
                "follows the CPU's code paths: where code branches on the device (a library testing `x.is_cuda`, "
                "thresholds that differ by device such as torchvision's batched_nms) or a CUDA kernel reads the host "
                "inside C++ (torchvision::nms), a GPU run can sync where this one does not, and the other way round")
 
 
-def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0) -> tuple[str, ...]:
+def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0, unused_shadow: int = 0) -> tuple[str, ...]:
     """What a reader of these syncs must know to judge the counts: every output shows these."""
     notes = []
     if any(not record.confirmed for record in records):
@@ -109,4 +112,6 @@ def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0) -> tuple[s
     if host_resident:
         notes.append(f"{plural(host_resident, 'op')} on host-resident data left out: the shadow device saw "
                      "their tensors on the host, where they do not sync on a GPU")
+    if unused_shadow:
+        notes.append(UNUSED_SHADOW_NOTE)
     return tuple(notes)

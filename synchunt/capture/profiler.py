@@ -32,9 +32,8 @@ from synchunt.source_map import (
     profiler_search_path,
     search_entries,
 )
-from synchunt.trace.vocab import GUARD_PASS_KEY
+from synchunt.trace.vocab import GUARD_PASS_KEY, SHADOW_KEY
 
-SHADOW_KEY = "shadow"  # the metadata key of what the shadow device could not follow
 OLDEST_TESTED_TORCH = (2, 13)  # the oldest torch release profile and the guard are tested with
 
 
@@ -146,7 +145,8 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
             metadata[GUARD_PASS_KEY] = guard_json(guard, sources.canonical)
         if "shadow_notes" in outcome:
             metadata[SHADOW_KEY] = {"notes": [{**note, "file": sources.canonical(note["file"])}
-                                              for note in outcome["shadow_notes"]]}
+                                              for note in outcome["shadow_notes"]],
+                                    "device_tensors": outcome["shadow_device_tensors"]}
         final = unique_trace_path(out_dir, target.title)
         write_gzip_with_metadata(raw_path, final, metadata)
     records = tuple(metadata[GUARD_PASS_KEY]["records"]) if guard is not None else ()
@@ -177,6 +177,7 @@ def _leave_emulation(shadow: Any, outcome: dict[str, Any]) -> None:
     if shadow is not None:
         shadow.__exit__(None, None, None)
         outcome["shadow_notes"] = [note.to_json() for note in shadow.notes]
+        outcome["shadow_device_tensors"] = shadow.device_tensors
 
 
 def _where(error: BaseException) -> str:

@@ -87,11 +87,17 @@ def profile_report_path(trace: Path) -> Path:
 def guard_line(guard: dict) -> str:
     """``guard: 8 syncs at 5 lines over 1 step (kept with the trace)``, or why the guard pass stopped."""
     records = [r for r in guard.get("records", []) if not r.get("allowed")]
+    # Under the shadow device an op on host-resident data is recorded, not counted: a GPU run does not sync there.
+    host = [r for r in records if r.get("shadow") and r.get("residency") == "host"]
+    records = [r for r in records if not (r.get("shadow") and r.get("residency") == "host")]
     total = sum(int(r.get("count", 1)) for r in records)
     lines = len({(r.get("file"), r.get("line")) for r in records})
     steps = int(guard.get("iterations", 0))
     text = (f"guard: {total} sync{'s' if total != 1 else ''} at {lines} line{'s' if lines != 1 else ''} over "
             f"{steps} step{'s' if steps != 1 else ''} (kept with the trace)")
+    if host:
+        left = sum(int(r.get("count", 1)) for r in host)
+        text += f"; {left} op{'s' if left != 1 else ''} on host-resident data left out"
     if guard.get("error"):
         text += f"; the guard pass stopped early: {guard['error']}"
     return text

@@ -66,6 +66,16 @@ class ShadowDevice(ContextDecorator):
         self.spec = spec or DeviceSpec()
         self._book = NoteBook()
         self._entered = 0
+        self._tensors_before = 0
+        self._tensors_made: int | None = None
+
+    @property
+    def device_tensors(self) -> int:
+        """Device tensors the code made while this region was active: 0 means it never used the GPU it was
+        offered (it ran as a CPU-only program, so its syncs say nothing of a GPU run)."""
+        if self._tensors_made is not None:
+            return self._tensors_made
+        return state.STATE.device_tensors - self._tensors_before
 
     @property
     def notes(self) -> tuple[ShadowNote, ...]:
@@ -81,6 +91,8 @@ class ShadowDevice(ContextDecorator):
             elif self.spec != state.STATE.spec and self.spec != DeviceSpec():
                 raise UsageError("a shadow device with another machine description is already active")
             state.STATE.depth += 1
+            if self._entered == 0:
+                self._tensors_before, self._tensors_made = state.STATE.device_tensors, None
             self._entered += 1
         open_book(self._book)
         return self
@@ -94,6 +106,7 @@ class ShadowDevice(ContextDecorator):
             self._entered -= 1
             if self._entered == 0:
                 close_book(self._book)
+                self._tensors_made = state.STATE.device_tensors - self._tensors_before
             state.STATE.depth -= 1
             if state.STATE.depth == 0 and _INSTALLED is not None:
                 _INSTALLED.undo()

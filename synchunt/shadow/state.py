@@ -36,6 +36,7 @@ class DeviceSpec:
 class _State:
     depth: int = 0  # nested activations
     spec: DeviceSpec = DeviceSpec()
+    device_tensors: int = 0  # device-resident shadow tensors made so far (a run that made none used no GPU)
 
 
 STATE = _State()

@@ -42,6 +42,8 @@ class ShadowTensor(torch.Tensor):
             cls, host.size(), strides=host.stride(), storage_offset=host.storage_offset(), dtype=host.dtype,
             layout=host.layout, device=device, requires_grad=False)
         wrapper.host = host
+        if device.type != "cpu":  # a pinned host buffer is no sign that the code uses the device
+            state.STATE.device_tensors += 1
         return wrapper
 
     __torch_function__ = torch._C._disabled_torch_function_impl

@@ -62,3 +62,4 @@ ARG_CALL_STACK = "Call stack"
 SYNCHUNT_METADATA_KEY = "synchunt"
 # Under it: the runtime guard's records from the capture's guard pass.
 GUARD_PASS_KEY = "guard"
+SHADOW_KEY = "shadow"  # what the shadow device could not follow, and how many device tensors the code made

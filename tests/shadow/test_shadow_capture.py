@@ -35,7 +35,7 @@ def test_a_shadow_capture_keeps_residency_and_notes(tmp_path: Path) -> None:
         records[(r["rule"], r["residency"], r["shadow"], r["latent"])] += r["count"]
     assert records == {("SH202", "device", True, True): 3, ("SH201", "device", True, True): 1,
                        ("SH110", "host", True, True): 1, ("SH201", "host", True, True): 1}
-    assert captured.metadata["shadow"] == {"notes": []}
+    assert captured.metadata["shadow"]["notes"] == [] and captured.metadata["shadow"]["device_tensors"] > 0
 
     noted = capture(resolve_target(f"{FIXTURES / 'shadow_patterns.py'}:noted", device="shadow-cuda"), tmp_path,
                     CaptureSettings(guard=False))  # a warm-up step and a recorded one
@@ -44,6 +44,35 @@ def test_a_shadow_capture_keeps_residency_and_notes(tmp_path: Path) -> None:
     assert all(note["file"] == "tests/shadow/fixtures/shadow_patterns.py" and note["count"] == 2 for note in notes)
     assert any(line.startswith("shadow device could not follow data-pointer Tensor.data_ptr at tests/shadow/")
                for line in noted.notes)
+
+
+HOST_ONLY = """
+import torch
+
+
+def step(device):
+    lens = torch.arange(8)  # no device=: this code never uses the GPU it is offered
+    return lens[lens > 2].sum().item()
+"""
+
+
+def test_a_target_that_puts_nothing_on_the_shadow_device_is_told_so(tmp_path: Path) -> None:
+    import synchunt
+    from synchunt.attribute.summary import UNUSED_SHADOW_NOTE
+    from synchunt.cli.profile import guard_line
+
+    (tmp_path / "host_only.py").write_text(HOST_ONLY)
+    captured = capture(resolve_target(f"{tmp_path / 'host_only.py'}:step", device="shadow-cuda"), tmp_path / "out")
+    assert captured.metadata["shadow"]["device_tensors"] == 0
+    analysis = synchunt.analyze(captured.path)
+    assert analysis.records == () and UNUSED_SHADOW_NOTE in analysis.notes
+    # the guard saw two ops on host data: recorded, not counted, as the analysis does
+    assert guard_line(captured.metadata["guard"]).startswith("guard: 0 syncs at 0 lines over 1 step")
+    assert "2 ops on host-resident data left out" in guard_line(captured.metadata["guard"])
+
+    used = capture(resolve_target(f"{FIXTURES / 'shadow_patterns.py'}:encode", device="shadow-cuda"),
+                   tmp_path / "used", CaptureSettings(guard=False))
+    assert UNUSED_SHADOW_NOTE not in synchunt.analyze(used.path).notes
 
 
 @pytest.mark.slow
