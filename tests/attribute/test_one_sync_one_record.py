@@ -19,9 +19,9 @@ HERE = Path(__file__).parent
 PER_RULE = HERE / "sync_per_rule.py"
 REPEATS = 3
 # Lines of sync_per_rule.py each rule's syncs happen at (SH101 also syncs on the right-hand side of SH102's line).
-RULE_LINES = {"SH101": {11, 14}, "SH102": {14}, "SH103": {16}, "SH104": {18}, "SH105": {20}, "SH106": {22},
-              "SH107": {24}, "SH108": {26}, "SH109": {28}, "SH110": {30}, "SH111": {32}, "SH112": {34},
-              "SH113": {36}, "SH114": {38}}
+RULE_LINES = {"SH101": {11, 42}, "SH102": {42}, "SH103": {15}, "SH104": {17}, "SH105": {19}, "SH106": {21},
+              "SH107": {23}, "SH108": {25}, "SH109": {27}, "SH110": {29}, "SH111": {31}, "SH112": {33},
+              "SH113": {35}, "SH114": {37}}
 EXPECTED = {code: REPEATS for code in RULE_LINES} | {"SH101": 2 * REPEATS, "SH111": 0}
 # multinomial's validity check reads the host only in its CUDA kernel: neither signal sees it on the CPU
 # (tests/detect covers how a CPU trace still reports it).
