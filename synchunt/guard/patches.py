@@ -248,15 +248,12 @@ def _real_cuda() -> bool:
 def _shadow_call(target: str, tensor: torch.Tensor | None, run: Callable[[], Any]) -> Any:
     """A call the shadow device makes for the user where the patch cannot see it (``tolist`` of a shadow tensor,
     its ``torch.cuda.synchronize``, a library op on device tensors): reported as the catalogue says a GPU run
-    would have it, once per host wait."""
+    would have it, once per call."""
     known = _SHADOW_CALLS.get(target)
     if known is None:
         return run()
-    code, op, waits = known
-    result = _report_call(code, op, run, tensor)
-    for _ in range(waits - 1):  # the later waits of the same call (the op already ran)
-        _report_call(code, op, lambda: None, tensor)
-    return result
+    code, op = known
+    return _report_call(code, op, run, tensor)
 
 
 def _report_call(code: str, op: str, run: Callable[[], Any], tensor: torch.Tensor | None) -> Any:
@@ -264,12 +261,20 @@ def _report_call(code: str, op: str, run: Callable[[], Any], tensor: torch.Tenso
     return wrapper(tensor) if tensor is not None else wrapper()
 
 
-_SHADOW_CALLS: dict[str, tuple[str, str, int]] = {
-    **{patch.target: (rule.code, patch.op_name, 1) for rule in RULES for patch in rule.guard_patches
+def _is_library_op(op: str) -> bool:
+    return "::" in op and op.partition("::")[0] not in ("aten", "prims")
+
+
+# Library ops whose CUDA kernel waits inside C++ (torchvision::nms) and that the guard intercepts itself (a guard
+# op): the shadow device follows them as the catalogue says, and the guard's own op reports them, once per call.
+_GUARDED_LIBRARY_OPS = frozenset(op.packet for rule in RULES for op in rule.guard_ops if _is_library_op(op.packet))
+_SHADOW_CALLS: dict[str, tuple[str, str]] = {
+    **{patch.target: (rule.code, patch.op_name) for rule in RULES for patch in rule.guard_patches
        if patch.effect is not PatchEffect.MARK},
-    # library ops whose CUDA kernel waits inside C++ (torchvision::nms): the dispatcher's guard never sees them
-    **{op.op: (rule.code, op.op, op.host_waits) for rule in RULES for op in rule.trace_ops
-       if op.op.partition("::")[0] not in ("aten", "prims")}}
+    # a library op no guard op intercepts: reported when the shadow device runs it; one sync per call, as a
+    # trace counts it (every wait of one call is that call's)
+    **{op.op: (rule.code, op.op) for rule in RULES for op in rule.trace_ops
+       if _is_library_op(op.op) and op.op not in _GUARDED_LIBRARY_OPS}}
 
 
 class Patches:
@@ -278,7 +283,7 @@ class Patches:
     def __init__(self) -> None:
         self._patches = [_AttributePatch(owner, name, make) for owner, name, make in _plan()]
         self._sync_debug = _SyncDebugSignal() if _real_cuda() else None
-        shadow_state.set_reporter(_shadow_call, frozenset(_SHADOW_CALLS))
+        shadow_state.set_reporter(_shadow_call, frozenset(_SHADOW_CALLS) | _GUARDED_LIBRARY_OPS)
 
     def undo(self) -> None:
         shadow_state.set_reporter(None)

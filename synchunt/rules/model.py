@@ -55,8 +55,8 @@ class TraceOp(msgspec.Struct, frozen=True):
     ``under`` restricts the op to calls nested in another op (``aten::nonzero`` under ``aten::index`` is mask
     indexing). ``latent`` marks ops that flag a CPU-only trace as "would sync on a GPU"; copies never do (a CPU
     trace cannot tell their devices apart). ``when`` names a condition on the op's recorded arguments
-    (``synchunt.detect.conditions``). ``host_waits`` is how many times one call of a library op makes the host wait
-    on a GPU (its CUDA kernel copies to the host and back: 2), what the shadow device reports per call.
+    (``synchunt.detect.conditions``). One call is one sync however many times it makes the host wait (the trace
+    charges every wait under a call to that call; the shadow device reports a library op once per call).
     """
 
     op: str
@@ -64,7 +64,6 @@ class TraceOp(msgspec.Struct, frozen=True):
     under: str | None = None
     latent: bool = True
     when: str | None = None
-    host_waits: int = 1
 
 
 class Blocking(str, Enum):

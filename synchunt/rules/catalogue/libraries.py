@@ -34,7 +34,7 @@ LIBRARY_RULES: tuple[Rule, ...] = (
         ".amax(0) <= t` on score-sorted boxes), or move the boxes to the host once, at a point where waiting is "
         "free",
         references=(TORCHVISION_NMS,),
-        trace_ops=(TraceOp("torchvision::nms", host_waits=2),),  # the mask out, the kept indices back
+        trace_ops=(TraceOp("torchvision::nms"),),  # one sync per call: the mask out and the kept indices back
         # a library op is named with its namespace; the guard intercepts it only once torchvision has loaded it
         guard_ops=(GuardOp("torchvision::nms", when="has-boxes"),),
     ),
