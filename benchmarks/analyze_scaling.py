@@ -13,9 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import Quietness, add_quiet_options
 
 
 def synthetic_trace(syncs: int, path: Path) -> None:
@@ -41,11 +44,13 @@ def synthetic_trace(syncs: int, path: Path) -> None:
     path.write_text(json.dumps({"traceEvents": events}))
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--syncs", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
+    add_quiet_options(parser)
     args = parser.parse_args()
+    quiet = Quietness.before(args)
 
     import synchunt
 
@@ -67,8 +72,11 @@ def main() -> None:
         median = statistics.median(times[size])
         print(f"{size:>7,} syncs, {len(traces[size].events):>9,} events: analyze {median:6.2f} s "
               f"({1e6 * median / size:.0f} µs per sync)")
+    verdict = quiet.after()
+    print(verdict.line)
     print(f"time(4N)/time(N)={statistics.median(times[sizes[1]]) / statistics.median(times[sizes[0]]):.2f}")
+    return verdict.exit_code
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -15,9 +15,12 @@ import argparse
 import logging
 import os
 import statistics
+import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from machine import Quietness, add_quiet_options
 
 os.environ.setdefault("HTA_DISABLE_NS_ROUNDING", "1")
 
@@ -28,11 +31,13 @@ def default_traces() -> list[Path]:
     return sorted(p for p in SHARED.glob("**/*.json.gz") if "rank_non_gpu" not in str(p))
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", type=Path)
     parser.add_argument("--repeats", type=int, default=1)
+    add_quiet_options(parser)
     args = parser.parse_args()
+    quiet = Quietness.before(args)  # the times only: the idle figures are counts, whatever the load
     logging.disable(logging.WARNING)  # HTA logs every parse at INFO and warns about single iterations
 
     from synchunt.detect import detect
@@ -64,7 +69,10 @@ def main() -> None:
               f"{check.hta_host_wait_us:>16,.1f} {share:>6.1%} {verdicts[SAME_GAP]:>4} {verdicts[LONGER_IN_HTA]:>6} "
               f"{differ:>6} {'yes' if all(s.replica_agrees for s in check.streams) else 'NO':>7} "
               f"{statistics.median(ours):>10.2f} {statistics.median(theirs):>7.2f}")
+    verdict = quiet.after()
+    print(verdict.line + ("" if verdict.quiet else " (the times; the idle columns do not depend on the load)"))
+    return verdict.exit_code
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

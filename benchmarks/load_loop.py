@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 
 import torch
+from machine import Quietness, add_quiet_options
 
 from synchunt_workloads.hicache_dcp import HiCacheParams, HiCacheState, forward, run_on_scheduler_thread, setup
 
@@ -66,14 +68,16 @@ def default_devices() -> list[str]:
     return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=30, help="measured samples per configuration")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured samples per configuration first")
     parser.add_argument("--device", action="append", dest="devices",
                         help="device to measure (repeatable); default: cpu, and cuda when available")
     parser.add_argument("--backend", default="kernel", choices=("kernel", "direct"))
+    add_quiet_options(parser)
     args = parser.parse_args(argv)
+    quiet = Quietness.before(args)
     devices = args.devices or default_devices()
 
     params = HiCacheParams()
@@ -91,8 +95,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"[{device}]  {name:<8} {wall_ms:>13.3f} {e2e_ms:>14.3f}")
         masked, sliced, none = (medians[name][0] for name in ("masked", "sliced", "none"))
         ratios = f"masked/none={masked / none:.2f} sliced/none={sliced / none:.2f}"
+    verdict = quiet.after()
+    print(verdict.line)
     print(ratios)
+    return verdict.exit_code
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

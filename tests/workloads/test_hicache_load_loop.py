@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_load_loop_benchmark_prints_its_ratios_last() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "load_loop.py"), "--repeats", "1", "--warmup", "0",
-         "--device", "cpu"],
+         "--device", "cpu", "--allow-loaded"],
         capture_output=True, text=True, check=True, timeout=120,
     )
     lines = done.stdout.strip().splitlines()
