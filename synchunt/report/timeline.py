@@ -52,6 +52,7 @@ class Timeline:
     threads: int = 0  # host threads with syncs
     thread_lanes: int = 0  # ... of which drawn
     syncs_total: int = 0  # syncs on the threads drawn (``syncs`` holds those marked)
+    off_axis: int = 0  # guard-only syncs on threads without any timed sync: not drawn (no time to place them at)
 
     @property
     def decimated(self) -> bool:
@@ -81,6 +82,10 @@ class Timeline:
         if placed:
             parts.append(f"{placed} {'sync' if placed == 1 else 'syncs'} seen by the runtime guard only, placed by "
                          "order among the thread's syncs (the trace has no event for them)")
+        if self.off_axis:
+            parts.append(f"{self.off_axis} {'sync' if self.off_axis == 1 else 'syncs'} seen by the runtime guard "
+                         "only, on threads where the trace has no sync to place them by: kept off the axis (the "
+                         "table lists them)")
         if len(self.syncs) < self.syncs_total:
             parts[0] = parts[0].removesuffix(f"; all {len(self.syncs)} syncs shown")
             parts.append(f"{len(self.syncs)} of {self.syncs_total} syncs marked (the longest stalls)")
@@ -106,6 +111,8 @@ def build_timeline(trace: Trace, analysis: Analysis, *, thread: str | None = Non
     records = [record for record, keep in zip(analysis.records, mine, strict=True) if keep]
     syncs = _placed(analysis.syncs[mine].assign(
         record=pd.Series(records, index=analysis.syncs.index[mine], dtype=object)))
+    unplaced = np.isnan(syncs["ts_us"].to_numpy(dtype=float))
+    off_axis, syncs = int(unplaced.sum()), syncs[~unplaced]
     lanes_of, threads = _relevant_threads(trace, syncs, thread)
     syncs = syncs[pd.Series(list(zip(syncs["pid"], syncs["tid"], strict=True)), index=syncs.index).isin(lanes_of)]
     syncs_total = len(syncs)
@@ -157,7 +164,7 @@ def build_timeline(trace: Trace, analysis: Analysis, *, thread: str | None = Non
                     bars=pd.concat([bars, device_bars], ignore_index=True), gaps=device.gaps, syncs=marks,
                     shown=len(bars), total=total, device_shown=len(device_bars), device_total=device.total,
                     streams=device.streams, stream_lanes=len(device.lanes), threads=threads,
-                    thread_lanes=len(lanes_of) if threads else 0, syncs_total=syncs_total)
+                    thread_lanes=len(lanes_of) if threads else 0, syncs_total=syncs_total, off_axis=off_axis)
 
 
 def _relevant_threads(trace: Trace, syncs: pd.DataFrame,
@@ -213,15 +220,18 @@ def _unique(label: str, taken: list[str]) -> str:
 
 
 def _placed(syncs: pd.DataFrame) -> pd.DataFrame:
-    """The syncs with a time for each: a sync only the runtime guard saw has no trace event, so it is placed by its
-    order among its thread's syncs (at the one before it, else the one after), and marked ``by_order``."""
+    """The syncs with a time for each where one can be given: a sync only the runtime guard saw has no trace event,
+    so it is placed by its order among its thread's syncs (at the one before it, else the one after), and marked
+    ``by_order``. On a thread where no sync has a trace time it keeps NaN: the caller keeps it off the axis."""
     missing = syncs["ts_us"].isna().to_numpy()
-    times = syncs["ts_us"].astype("Float64")
+    times = syncs["ts_us"].to_numpy(dtype=float, na_value=np.nan).copy()
     if missing.any():
-        thread = syncs.groupby([syncs["pid"].astype(str), syncs["tid"].astype(str)], sort=False)["ts_us"]
-        times = thread.transform(lambda ts: ts.astype("Float64").ffill().bfill())
-    filled = times.astype(float).fillna(0.0) if missing.all() else times.astype(float)
-    return syncs.assign(ts_us=filled.to_numpy(dtype=float, na_value=np.nan), by_order=missing)
+        threads: dict[tuple[str, str], list[int]] = {}
+        for position, key in enumerate(zip(syncs["pid"].astype(str), syncs["tid"].astype(str), strict=True)):
+            threads.setdefault(key, []).append(position)
+        for positions in threads.values():
+            times[positions] = pd.Series(times[positions]).ffill().bfill().to_numpy(dtype=float)
+    return syncs.assign(ts_us=times, by_order=missing)
 
 
 def _bars(rows: pd.DataFrame, lane: str, kind: str, syncs: pd.DataFrame, origin: float) -> pd.DataFrame:

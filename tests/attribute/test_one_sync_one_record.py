@@ -214,3 +214,33 @@ def test_the_optimizers_host_step_counter_is_no_sync_in_either_signal(tmp_path: 
     assert [(r.rule, r.call_site.line, r.signals) for r in analysis.records] == [("SH109", 15, ("trace", "guard"))]
     aside = analysis.traces[0].set_aside
     assert aside and all("`step` counter is a host tensor" in item.reason for item in aside)
+
+
+GUARD_ONLY = '''
+import torch
+
+
+def setup():
+    return torch.arange(4)
+
+
+def step(x):
+    return x.tolist()
+'''
+
+
+def test_a_step_whose_only_syncs_the_guard_saw_keeps_them_off_the_timeline_axis(tmp_path: Path) -> None:
+    """``.tolist()`` on a CPU run leaves no trace event: with no timed sync on the thread to place it by, the
+    report keeps it off the axis and says so (it used to fail building the page)."""
+    from synchunt.report import build_report
+    from synchunt.report.timeline import build_timeline
+    from synchunt.trace import load_trace
+
+    (tmp_path / "only_guard.py").write_text(GUARD_ONLY)
+    path = capture(resolve_target(f"{tmp_path / 'only_guard.py'}:step", setup="setup"), tmp_path / "out").path
+    trace = load_trace(path)
+    analysis = synchunt.analyze(trace)
+    assert [(r.rule, r.signals, r.ts_us) for r in analysis.records] == [("SH201", ("guard",), None)]
+    timeline = build_timeline(trace, analysis)
+    assert timeline.off_axis == 1 and timeline.syncs.empty and "kept off the axis" in timeline.note()
+    assert build_report(analysis, [trace]) is not None
