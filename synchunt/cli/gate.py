@@ -53,6 +53,9 @@ def gate_command(
     target: Annotated[str | None, typer.Option(
         "--target", help="Profile this workload (or module:function) first, then gate its trace; --device "
         "shadow-cuda among its options profiles it as on a one-GPU machine, emulated on the CPU.")] = None,
+    setup: Annotated[str | None, typer.Option(
+        "--setup", help="With --target: set-up function (module:function, or a name in the target's module) run "
+        "once, unprofiled; what it returns is passed to the step's first parameter.")] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="With --target: keep the trace in this folder (default: a temporary one).")] = None,
     small: Annotated[bool, typer.Option("--small", help="With --target: the workload's small preset.")] = False,
@@ -80,7 +83,7 @@ def gate_command(
 
     items = list(traces or [])
     if target is None:
-        _reject_options(items, out=out, small=small or timeout is not None)
+        _reject_options(items, out=out, small=small or timeout is not None, setup=setup)
     from synchunt.cli.analysis import input_files
     from synchunt.files import check_output
 
@@ -94,7 +97,7 @@ def gate_command(
     config = load_config(Path.cwd())  # the project's [tool.synchunt], as `synchunt lint` reads it
     config.check_codes(tuple(rule.code for rule in RULES))
     allow_list = load_baseline(baseline) if baseline is not None else None
-    with _trace_paths(items, target, out, small, timeout) as paths:
+    with _trace_paths(items, target, out, small, timeout, setup) as paths:
         analysis, not_counted = configured(analyze(paths, mode=mode.value, thread=thread, scope=scope,
                                                    load=plain_load(max_trace_bytes)), config)
     result = evaluate(analysis, max_syncs=max_syncs, baseline=allow_list, strict=strict, max_idle_us=max_idle_us,
@@ -106,10 +109,12 @@ def gate_command(
     raise typer.Exit(result.exit_code)
 
 
-def _reject_options(items: list[str], *, out: Path | None, small: bool) -> None:
+def _reject_options(items: list[str], *, out: Path | None, small: bool, setup: str | None) -> None:
     """Without --target, every item must be a trace and the capture options make no sense."""
     if not items:
         raise UsageError("give trace files to gate, or --target NAME to profile one first")
+    if setup is not None:
+        raise UsageError("--setup only applies with --target NAME")
     if out is not None or small:
         raise UsageError(f"{'--out' if out is not None else '--small/--timeout'} only applies with --target NAME")
     unknown = next((item for item in items if item.startswith("-")), None)
@@ -119,7 +124,7 @@ def _reject_options(items: list[str], *, out: Path | None, small: bool) -> None:
 
 @contextlib.contextmanager
 def _trace_paths(items: list[str], target: str | None, out: Path | None, small: bool,
-                 timeout: float | None) -> Iterator[list[Path]]:
+                 timeout: float | None, setup: str | None) -> Iterator[list[Path]]:
     """The traces to gate: the given ones, or the one a fresh capture of ``target`` writes."""
     if target is None:
         yield [Path(item) for item in items]
@@ -128,7 +133,7 @@ def _trace_paths(items: list[str], target: str | None, out: Path | None, small: 
     from synchunt.capture.isolated import TargetSpec, capture_isolated
     from synchunt.cli.output import note
 
-    spec = TargetSpec(target, parse_extra_options(items), small=small)
+    spec = TargetSpec(target, parse_extra_options(items), small=small, setup=setup)
     with contextlib.ExitStack() as stack:
         folder = out if out is not None else Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="synchunt-gate-")))

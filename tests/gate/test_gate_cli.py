@@ -199,3 +199,30 @@ def test_an_error_quoting_a_name_with_newlines_stays_one_line(tmp_path):
     done = run_synchunt("gate", "missing\n::error file=evil.py,line=1::forged.json", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: no such trace: missing ::error")
+
+
+SCHEDULER = '''
+import torch
+
+
+def make_state(device="cpu"):
+    return torch.arange(8, device=device)
+
+
+def step(lens):
+    return lens[lens > 2].sum()
+'''
+
+
+def test_a_function_target_takes_its_set_up_as_profile_does(tmp_path, monkeypatch):
+    """`gate --target myserve.sched:step --setup make_state` (docs/profile.md): the set-up runs once, its result
+    is the step's state; on the shadow device the state is on the (emulated) GPU."""
+    (tmp_path / "sched.py").write_text(SCHEDULER)
+    monkeypatch.chdir(tmp_path)
+    failed = gate("--target", "sched:step", "--setup", "make_state")
+    assert failed.exit_code == 1, failed.output
+    assert "gate failed: 1 sync counted, budget 0" in " ".join(failed.output.split())
+    shadow = gate("--target", "sched:step", "--setup", "make_state", "--device", "shadow-cuda")
+    assert shadow.exit_code == 1 and "1 sync counted" in " ".join(shadow.output.split()), shadow.output
+    alone = gate(str(tmp_path / "sched.py"), "--setup", "make_state")
+    assert isinstance(alone.exception, SynchuntError) and "--setup only applies with --target" in str(alone.exception)
