@@ -62,7 +62,7 @@ def _place(frame_filter: FrameFilter, along: tuple[tuple[str, str], ...], call_s
     if not stack:
         stack = parse_call_stack(call_stack) if call_stack else []
     stack = [frame_filter.canonical(frame) for frame in stack]
-    ops = tuple(n for n, c in reversed(along) if c == vocab.CPU_OP)
+    ops = tuple(n for n, c in reversed(along) if c == vocab.CPU_OP and n not in vocab.DISPATCHER_STEPS)
     scopes, step = split_annotations([n for n, c in reversed(along) if c == vocab.USER_ANNOTATION])
     site, via = frame_filter.locate(stack)
     return (_def_site(site, frame_filter), _def_site(via, frame_filter), tuple(frame_filter.shown_stack(stack)), ops,

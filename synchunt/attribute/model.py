@@ -165,10 +165,26 @@ class TraceInfo(msgspec.Struct, frozen=True):
     rewrites: tuple[SiteRewrite, ...] = ()  # tailored rewrites of its exact call sites (suggestions: unchecked)
 
     @property
+    def shadow_run(self) -> bool:
+        """Captured under the shadow device (``--device shadow-cuda``)."""
+        return isinstance(self.synchunt.get(SHADOW_KEY), dict)
+
+    @property
     def shadow_unused(self) -> bool:
         """A shadow-cuda capture whose code made no device tensor: it ran as a CPU-only program."""
         shadow = self.synchunt.get(SHADOW_KEY)
         return isinstance(shadow, dict) and shadow.get("device_tensors") == 0
+
+    @property
+    def shadow_unfollowed(self) -> tuple[str, ...]:
+        """``custom-op mylib::gather at kv.py:40 ×27: …``: each place the shadow device could not follow."""
+        shadow = self.synchunt.get(SHADOW_KEY)
+        notes = shadow.get("notes") if isinstance(shadow, dict) else None
+        if not isinstance(notes, list):
+            return ()
+        return tuple(f"{n.get('kind')} {n.get('op')} at {n.get('file')}:{n.get('line')}"
+                     f"{' ×' + str(n['count']) if isinstance(n.get('count'), int) and n['count'] > 1 else ''}: "
+                     f"{n.get('detail')}" for n in notes if isinstance(n, dict))
 
 
 class Summary(msgspec.Struct, frozen=True):
@@ -298,7 +314,9 @@ class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
         from synchunt.attribute.summary import analysis_notes
 
         return analysis_notes(self.records, sum(info.host_resident for info in self.traces),
-                              unused_shadow=sum(info.shadow_unused for info in self.traces))
+                              unused_shadow=sum(info.shadow_unused for info in self.traces),
+                              shadow=bool(self.traces) and all(info.shadow_run for info in self.traces),
+                              unfollowed=tuple(line for info in self.traces for line in info.shadow_unfollowed))
 
     @cached_property
     def scopes(self) -> tuple[ScopeSummary, ...]:

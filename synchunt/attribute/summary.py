@@ -96,14 +96,23 @@ UNUSED_SHADOW_NOTE = ("the target put no tensor on the shadow device: it ran as 
 LATENT_NOTE = ("latent: would sync on a GPU; the stall shown is the op's CPU time here, not a device wait. A CPU run "
                "follows the CPU's code paths: where code branches on the device (a library testing `x.is_cuda`, "
                "thresholds that differ by device such as torchvision's batched_nms) or a CUDA kernel reads the host "
-               "inside C++ (torchvision::nms), a GPU run can sync where this one does not, and the other way round")
+               "inside C++ (torchvision::nms), a GPU run can sync where this one does not, and the other way round; "
+               "blocking host-to-device copies (`torch.tensor(data, device=...)`, `host_tensor.to(device)`) are "
+               "no-ops on a CPU run and never shown (`--device shadow-cuda` shows them)")
+SHADOW_NOTE = ("shadow device: the code ran on the CPU with a GPU's device placement emulated (`--device "
+               "shadow-cuda`): its tensors' devices, and the branches taken on them, are a GPU run's, and a sync is "
+               "reported where device data reaches the host (blocking host-to-device copies included); the stall "
+               "shown is the op's CPU time, not a device wait")
+MAX_UNFOLLOWED_NOTES = 5
 
 
-def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0, unused_shadow: int = 0) -> tuple[str, ...]:
-    """What a reader of these syncs must know to judge the counts: every output shows these."""
+def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0, unused_shadow: int = 0, *,
+                   shadow: bool = False, unfollowed: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What a reader of these syncs must know to judge the counts: every output shows these. ``shadow``: every
+    trace was captured under the shadow device; ``unfollowed``: what it could not follow, one line each."""
     notes = []
     if any(not record.confirmed for record in records):
-        notes.append(LATENT_NOTE)
+        notes.append(SHADOW_NOTE if shadow else LATENT_NOTE)
     warm = [record for record in records if record.phase != "steady"]
     if warm:
         notes.append(f"{plural(len(warm), 'warm-up sync')} (initialization, first calls, a first step's one-time "
@@ -114,4 +123,9 @@ def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0, unused_sha
                      "their tensors on the host, where they do not sync on a GPU")
     if unused_shadow:
         notes.append(UNUSED_SHADOW_NOTE)
+    for line in unfollowed[:MAX_UNFOLLOWED_NOTES]:
+        notes.append(f"shadow device could not follow {line}")
+    if len(unfollowed) > MAX_UNFOLLOWED_NOTES:
+        notes.append(f"and {len(unfollowed) - MAX_UNFOLLOWED_NOTES} more places the shadow device could not "
+                     "follow (the trace's `shadow` metadata lists them)")
     return tuple(notes)

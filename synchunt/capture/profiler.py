@@ -151,16 +151,7 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
         write_gzip_with_metadata(raw_path, final, metadata)
     records = tuple(metadata[GUARD_PASS_KEY]["records"]) if guard is not None else ()
     return Capture(path=final, metadata=metadata, native_log=native_log, guard_records=records,
-                   notes=torch_notes(torch.__version__) + shadow_summary(metadata.get(SHADOW_KEY)))
-
-
-def shadow_summary(shadow: dict[str, Any] | None) -> tuple[str, ...]:
-    """One line per place the shadow device could not follow (kept in the trace's ``shadow`` metadata)."""
-    if not shadow:
-        return ()
-    return tuple(f"shadow device could not follow {note['kind']} {note['op']} at {note['file']}:{note['line']}"
-                 f"{' ×' + str(note['count']) if note['count'] > 1 else ''}: {note['detail']}"
-                 for note in shadow.get("notes", ()))
+                   notes=torch_notes(torch.__version__))  # the shadow device's notes: in the analysis (every format)
 
 
 def _enter_emulation(target: Target) -> Any:

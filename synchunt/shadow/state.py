@@ -7,6 +7,7 @@ The shadow device is process-wide on purpose: a CPU-only machine pretends to hav
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -89,8 +90,18 @@ def set_reporter(reporter: Reporter | None, known: frozenset[str] = frozenset())
 
 
 def knows(target: str) -> bool:
-    """Whether the reporter knows what a GPU run does at ``target`` (``"torchvision::nms"``)."""
-    return target in _KNOWN[0]
+    """Whether what a GPU run does at ``target`` is known: the reporter's targets, and the library ops whose CUDA
+    kernel the catalogue describes (``"torchvision::nms"``), also while no guard is installed (the profiled pass),
+    so that the recorded pass does not note as unfollowed what the guard pass reports."""
+    return target in _KNOWN[0] or target in _catalogued_library_ops()
+
+
+@functools.cache
+def _catalogued_library_ops() -> frozenset[str]:
+    from synchunt.rules import RULES
+
+    return frozenset(op.op for rule in RULES for op in rule.trace_ops
+                     if "::" in op.op and op.op.partition("::")[0] not in ("aten", "prims"))
 
 
 def reported(target: str, tensor: torch.Tensor | None, run: Callable[[], Any]) -> Any:

@@ -13,6 +13,9 @@ LEGACY_CATEGORIES: dict[str, str] = {
 }
 
 CPU_OP = "cpu_op"
+# cpu_op events the dispatcher records for its own steps, not ops of the code: entering a tensor subclass's
+# __torch_dispatch__ (the shadow device's tensors), restoring its thread-local state.
+DISPATCHER_STEPS = frozenset({"PythonSubclass", "PythonTLSSnapshot"})
 PYTHON_FUNCTION = "python_function"
 USER_ANNOTATION = "user_annotation"
 RUNTIME = "cuda_runtime"

@@ -42,8 +42,19 @@ def test_a_shadow_capture_keeps_residency_and_notes(tmp_path: Path) -> None:
     notes = noted.metadata["shadow"]["notes"]
     assert sorted(note["kind"] for note in notes) == ["data-pointer", "mixed-devices"]
     assert all(note["file"] == "tests/shadow/fixtures/shadow_patterns.py" and note["count"] == 2 for note in notes)
+    import synchunt
+    from synchunt.attribute.summary import SHADOW_NOTE
+
+    notes = synchunt.analyze(noted.path).notes
     assert any(line.startswith("shadow device could not follow data-pointer Tensor.data_ptr at tests/shadow/")
-               for line in noted.notes)
+               for line in notes)
+    assert not any(line.startswith("latent:") for line in notes)
+    # the CPU run's caveat is not a shadow run's: its devices and branches are a GPU run's
+    encoded = synchunt.analyze(captured.path)
+    assert encoded.records and SHADOW_NOTE in encoded.notes
+    assert not any(line.startswith("latent:") for line in encoded.notes)
+    assert not any("PythonSubclass" in op for record in encoded.records for op in record.op_chain)
+    assert not any("could not follow" in line for line in noted.notes)  # said once, by the analysis
 
 
 HOST_ONLY = """

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-import synchunt.guard  # imported once, outside pytester's in-process runs
+# Imported once, outside pytester's in-process runs: pytester drops what a run imported, and a later fresh import
+# of torch's functional collectives registers their op library a second time (a RuntimeError in later tests).
+import torch.distributed._functional_collectives
+import torch.distributed.tensor
+
+import synchunt.guard
+import synchunt.pytest_plugin
 import synchunt.shadow  # noqa: F401
 
 pytest_plugins = ["pytester"]
