@@ -118,3 +118,12 @@ def test_hicache_guard_under_the_shadow_device(impl: str, dcp_size: int, mask_re
             workload.step(state)
     assert Counter(r.rule for r in guard.violations) == Counter({"SH101": mask_reads}) - Counter()
     assert all(r.residency == "device" for r in guard.syncs) and shadow.notes == ()
+
+
+def test_catalogued_library_ops_are_known_without_the_guard() -> None:
+    """The recorded pass runs without the guard's reporter: a library op the catalogue describes (nms) is still
+    followed, so it is not noted as unfollowed in the pass whose guard twin reports it."""
+    from synchunt.shadow import state
+
+    state.set_reporter(None)
+    assert state.knows("torchvision::nms") and not state.knows("mylib::gather")
