@@ -70,9 +70,9 @@ def analyze_trace(trace: Trace, *, mode: Mode, frame_filter: FrameFilter) -> Ana
     thread = next((r.thread for r in records if r.thread.name == profiled), None)
     merged = merge_guard(records, guard_sequence(trace.synchunt), trace=str(trace.path), rank=trace.rank,
                          thread=thread, frame_filter=bound, confirmed_only=detection.mode is Mode.CONFIRMED)
-    if merged.dropped:
-        info = msgspec.structs.replace(info, host_resident=merged.dropped)
-    records = exact_via_lines(exact_lines(merged.records, trace), trace, bound)
+    if merged.dropped or merged.diverged:
+        info = msgspec.structs.replace(info, host_resident=merged.dropped, guard_diverged=merged.diverged)
+    records = exact_via_lines(exact_lines(merged.records, trace, guard_lines=not merged.diverged), trace, bound)
     if detection.mode is Mode.LATENT:
         records = with_device_branches(records)
     rewrites = site_rewrites(records, trace)

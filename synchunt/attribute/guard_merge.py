@@ -10,7 +10,14 @@ takes the guard's exact lines (``line_source: runtime``); what only one signal s
 guard saw has no trace timestamp (``ts_us`` is ``None``) and keeps its place in the thread's order.
 
 Under the shadow device the guard also records the catalogue ops it saw on host-resident data (``residency:
-host``): those are not syncs on a GPU, so the trace sync they meet is dropped, and counted in ``dropped``.
+host``): those are not syncs on a GPU, so the trace sync they meet is dropped, and counted in ``dropped`` (as is a
+host-resident record no trace sync meets).
+
+The guard pass runs after the recorded steps, so a step whose path depends on state (every other call evicts) can
+sync elsewhere in it. On a CPU-only trace, where every rule the guard sees in a latent form shows in the trace too,
+the two passes must agree on how many syncs of each such rule each function made; where they do not, the guard
+pass took another path: its lines are not given to the trace's syncs, and its records of rules the trace would
+have shown are left out (counted in ``diverged``).
 """
 
 from __future__ import annotations
@@ -81,7 +88,12 @@ def guard_sequence(metadata: Mapping[str, Any]) -> tuple[GuardRecord, ...]:
 
 class Merged(msgspec.Struct, frozen=True):
     records: tuple[Sync, ...]
-    dropped: int = 0  # trace syncs the shadow device saw on host-resident data
+    dropped: int = 0  # syncs the shadow device saw on host-resident data
+    diverged: int = 0  # guard records the recorded steps did not make (the guard pass took another path)
+
+
+DIVERGED_NOTE = ("the guard pass, run after the recorded steps, took another path than they did (its syncs differ "
+                 "from the trace's), so its lines are not used here")
 
 
 def merge_guard(records: Sequence[Sync], guard: Sequence[GuardRecord], *, trace: str, rank: int | None,
@@ -94,6 +106,9 @@ def merge_guard(records: Sequence[Sync], guard: Sequence[GuardRecord], *, trace:
     name = thread.name if thread is not None else guard[0].thread
     mine = [i for i, sync in enumerate(records) if sync.thread.name == name]
     places = [frame_filter.locate(record.frames) for record in guard]
+    other_path = not confirmed_only and _diverged([records[i] for i in mine], guard, places)
+    if other_path:
+        return _trace_kept(records, guard, places, frame_filter, trace=trace, rank=rank, thread=thread)
     match = _align([records[i] for i in mine], guard, places)  # position in `mine` -> guard position
     met = {guard_index: mine[position] for position, guard_index in match.items()}
     out: list[tuple[float, int, Sync]] = []  # (order key, tie-break, sync)
@@ -114,7 +129,10 @@ def merge_guard(records: Sequence[Sync], guard: Sequence[GuardRecord], *, trace:
         if guard_index in met:
             anchor = _order(records[met[guard_index]])
             continue
-        if record.allowed or (record.shadow and record.residency == HOST_RESIDENT):
+        if record.allowed:
+            continue
+        if record.shadow and record.residency == HOST_RESIDENT:
+            drop += 1
             continue
         if confirmed_only and record.latent:
             continue
@@ -123,6 +141,51 @@ def merge_guard(records: Sequence[Sync], guard: Sequence[GuardRecord], *, trace:
         out.append((anchor, len(out), sync))
     out.sort(key=lambda item: (item[0], item[1]))
     return Merged(tuple(sync for _, _, sync in out), dropped=drop)
+
+
+def _trace_shows(rule: str) -> bool:
+    """A rule a CPU-only trace shows wherever the guard sees it (its latent form)."""
+    return get_rule(rule).latent_in_traces
+
+
+def _diverged(syncs: Sequence[Sync], guard: Sequence[GuardRecord],
+              places: Sequence[tuple[Frame | None, Frame | None]]) -> bool:
+    """Whether the guard pass made other syncs than the recorded steps: per (rule, file, function), for rules a
+    CPU trace shows, the counts differ (syncs without a place in the trace are not compared)."""
+    if any(sync.call_site is None for sync in syncs):
+        return False
+    seen: dict[tuple[str, str, str], int] = defaultdict(int)
+    for sync in syncs:
+        if _trace_shows(sync.rule):
+            site = sync.call_site
+            assert site is not None
+            seen[(sync.rule, site.file, site.function)] += 1
+    guarded: dict[tuple[str, str, str], int] = defaultdict(int)
+    for record, (site, _) in zip(guard, places, strict=True):
+        if site is not None and _trace_shows(record.rule):  # allowed and host-resident ones too: the trace shows them
+            guarded[(record.rule, site.file, site.function)] += 1
+    return seen != guarded
+
+
+def _trace_kept(records: Sequence[Sync], guard: Sequence[GuardRecord],
+                places: Sequence[tuple[Frame | None, Frame | None]], frame_filter: FrameFilter, *, trace: str,
+                rank: int | None, thread: Thread | None) -> Merged:
+    """The trace's syncs as they are (lines left to the source, with the reason), and of the guard's only what
+    the trace cannot show (a copy, ``.tolist()``), placed after them: its other records belong to another path."""
+    kept = [msgspec.structs.replace(sync, call_site=msgspec.structs.replace(sync.call_site, line_note=DIVERGED_NOTE))
+            if sync.call_site is not None and sync.call_site.line_source == "def" else sync for sync in records]
+    diverged = drop = 0
+    for record, place in zip(guard, places, strict=True):
+        if record.allowed:
+            continue
+        if record.shadow and record.residency == HOST_RESIDENT:
+            drop += 1
+        elif _trace_shows(record.rule):
+            diverged += 1
+        else:
+            kept.append(_guard_only(record, place, frame_filter, trace=trace, rank=rank,
+                                    thread=thread or Thread(tid=None, pid=None, name=record.thread)))
+    return Merged(tuple(kept), dropped=drop, diverged=diverged)
 
 
 def _order(sync: Sync) -> float:

@@ -22,14 +22,14 @@ if TYPE_CHECKING:  # the lint's matchers load only for a call site whose source 
 Asked = tuple[int, str, tuple[str, ...]]
 
 
-def exact_lines(records: Sequence[Sync], trace: Trace) -> tuple[Sync, ...]:
+def exact_lines(records: Sequence[Sync], trace: Trace, *, guard_lines: bool = True) -> tuple[Sync, ...]:
     """``records`` with each ``def``-line call site resolved to its syncing line where the source shows it.
 
-    Not for a trace whose capture ran the whole guard pass: there the guard saw every sync a form can match, with
-    its line, so a trace sync it did not see happens inside an op no form names (a kernel's own host read), and
-    the form's line would be another sync's."""
+    Not for a trace whose capture ran the whole guard pass (``guard_lines``: its lines were used): there the guard
+    saw every sync a form can match, with its line, so a trace sync it did not see happens inside an op no form
+    names (a kernel's own host read), and the form's line would be another sync's."""
     guard = trace.synchunt.get(GUARD_PASS_KEY)
-    if isinstance(guard, dict) and not guard.get("error"):
+    if guard_lines and isinstance(guard, dict) and not guard.get("error"):
         return tuple(_unresolved(record, GUARD_DID_NOT_SEE) for record in records)
     roots = tuple(source_roots([trace.synchunt]))
     queries: dict[str, dict[Asked, None]] = {}  # per file: every function and rule asked about, each once

@@ -162,6 +162,8 @@ class TraceInfo(msgspec.Struct, frozen=True):
     collectives: Collectives | None = None  # None: the trace has no collective kernel
     # Trace syncs left out because the shadow device saw their data on the host (not syncs on a GPU).
     host_resident: int = 0
+    # Guard records not used: the guard pass, run after the recorded steps, made other syncs than they did.
+    guard_diverged: int = 0
     rewrites: tuple[SiteRewrite, ...] = ()  # tailored rewrites of its exact call sites (suggestions: unchecked)
 
     @property
@@ -316,7 +318,8 @@ class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
         return analysis_notes(self.records, sum(info.host_resident for info in self.traces),
                               unused_shadow=sum(info.shadow_unused for info in self.traces),
                               shadow=bool(self.traces) and all(info.shadow_run for info in self.traces),
-                              unfollowed=tuple(line for info in self.traces for line in info.shadow_unfollowed))
+                              unfollowed=tuple(line for info in self.traces for line in info.shadow_unfollowed),
+                              guard_diverged=sum(info.guard_diverged for info in self.traces))
 
     @cached_property
     def scopes(self) -> tuple[ScopeSummary, ...]:

@@ -107,7 +107,8 @@ MAX_UNFOLLOWED_NOTES = 5
 
 
 def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0, unused_shadow: int = 0, *,
-                   shadow: bool = False, unfollowed: tuple[str, ...] = ()) -> tuple[str, ...]:
+                   shadow: bool = False, unfollowed: tuple[str, ...] = (), guard_diverged: int = 0
+                   ) -> tuple[str, ...]:
     """What a reader of these syncs must know to judge the counts: every output shows these. ``shadow``: every
     trace was captured under the shadow device; ``unfollowed``: what it could not follow, one line each."""
     notes = []
@@ -123,6 +124,10 @@ def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0, unused_sha
                      "their tensors on the host, where they do not sync on a GPU")
     if unused_shadow:
         notes.append(UNUSED_SHADOW_NOTE)
+    if guard_diverged:
+        notes.append(f"the guard pass, run after the recorded steps, took another path (its syncs differ from the "
+                     f"trace's): its lines are not used and {plural(guard_diverged, 'guard record')} of syncs the "
+                     "trace would show left out; the step's syncs depend on its state")
     for line in unfollowed[:MAX_UNFOLLOWED_NOTES]:
         notes.append(f"shadow device could not follow {line}")
     if len(unfollowed) > MAX_UNFOLLOWED_NOTES:

@@ -244,3 +244,38 @@ def test_a_step_whose_only_syncs_the_guard_saw_keeps_them_off_the_timeline_axis(
     timeline = build_timeline(trace, analysis)
     assert timeline.off_axis == 1 and timeline.syncs.empty and "kept off the axis" in timeline.note()
     assert build_report(analysis, [trace]) is not None
+
+
+ALTERNATING = '''
+import torch
+
+
+def setup():
+    return {"n": 0, "x": torch.arange(10.0)}
+
+
+def step(state):
+    state["n"] += 1
+    x = state["x"]
+    if state["n"] % 2 == 0:
+        picked = x[x > 4]
+    else:
+        picked = x[x < 2]
+    if state["n"] % 3 == 0:
+        picked = picked + int(x.sum())
+    return picked
+'''
+
+
+def test_a_guard_pass_that_took_another_path_lends_no_line_and_adds_no_sync(tmp_path: Path) -> None:
+    """The guard pass runs after the recorded step; here it takes the other branch (line 15, and line 17's
+    scalar read the recorded step never made). Its records are not joined: the recorded step's one sync stays,
+    at its function's line with the reason, and a note says the passes differ."""
+    (tmp_path / "alternating.py").write_text(ALTERNATING)
+    analysis = synchunt.analyze(capture(resolve_target(f"{tmp_path / 'alternating.py'}:step", setup="setup"),
+                                        tmp_path / "out").path)
+    assert [(r.rule, r.call_site.line, r.call_site.line_source, r.signals) for r in analysis.records] == [
+        ("SH101", 9, "def", ("trace",))]
+    assert analysis.records[0].call_site.line_note
+    assert analysis.traces[0].guard_diverged == 2
+    assert any("took another path" in note for note in analysis.notes)
