@@ -179,6 +179,13 @@ def has_boxes(call: OpCall) -> bool:
 
 Predicate = Callable[[OpCall], bool]
 
+# The predicates that hold only for a call that crosses to or from a device: a tensor of the call is on a device,
+# or the call names one as its target. In a process that can hold no device tensor they never hold, so the kernel
+# route leaves the ops that only they classify (the copies) to ATen until a device can exist (docs/guard.md,
+# "Overhead"), and where one can, checks the call's devices before anything else.
+CROSSING: frozenset[Predicate] = frozenset({device_to_host, pageable_non_blocking, host_to_device_blocking,
+                                            host_index_into_device})
+
 PREDICATES: dict[str, Predicate] = {
     "bool-index": bool_index,
     "bool-index-tensor-value": bool_index_tensor_value,
