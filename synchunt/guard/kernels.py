@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
+from torch._ops import HigherOrderOperator
 
 from synchunt.errors import UsageError
 from synchunt.guard import scope
@@ -132,7 +133,8 @@ class KernelRoute:
     Registering them costs about half a millisecond, so they stay registered after the last guard exits: on a
     thread that does not include ``PreDispatch`` the dispatcher never reaches them, and on one that does
     without an active guard (torch.export's pre-dispatch tracing) they run the op unchanged. Only the
-    higher-order-operator patch follows the guards in and out. :meth:`remove_kernels` unregisters them.
+    higher-order-operator patch (and, in a process without a device, the shadow device's entry) follows the
+    guards in and out. :meth:`remove_kernels` unregisters them.
 
     The kernels of the copies (:func:`crossing_only` ops) are registered with the others where a device can
     exist (:func:`devices_possible`), else once one can: at a later guard's entry, or when the shadow device is
@@ -145,8 +147,9 @@ class KernelRoute:
         self._table, self._reviewed, self._idle = table, reviewed, idle
         self._library: list[torch.library.Library] | None = None
         self._crossing: list[torch.library.Library] | None = None  # the copies' kernels, once a device can exist
-        self._hop_patch: _HigherOrderPatch | None = None
-        self._shadow_hook: _ShadowEntryHook | None = None
+        self._hop_patch = _ClassPatch(HigherOrderOperator, "__call__", _hop_call)
+        self._shadow_hook = _ClassPatch(shadow_device.ShadowDevice, "__enter__", _shadow_enter(self.devices_ready))
+        self._patched: list[_ClassPatch] = []  # the class patches applied while guards are installed
         self._lock = threading.Lock()
 
     @property
@@ -159,29 +162,29 @@ class KernelRoute:
         return self._crossing is not None
 
     def install(self) -> None:
-        kernels = self._kernels()
-        with self._lock:
-            if self._library is None:
-                self._library = self._register({f: e for f, e in kernels.items() if not crossing_only(e)})
-        if self._hop_patch is None:
-            self._hop_patch = _HigherOrderPatch()
-        if not self.devices_ready() and self._shadow_hook is None:
-            self._shadow_hook = _ShadowEntryHook(self.devices_ready)
+        if self._library is None:
+            with self._lock:
+                if self._library is None:
+                    self._library = self._register({f: e for f, e in self._kernels().items()
+                                                    if not crossing_only(e)})
+        if not self._patched:
+            self._patched = [self._hop_patch] if self.devices_ready() else [self._hop_patch, self._shadow_hook]
+            for patch in self._patched:
+                patch.apply()
 
     def devices_ready(self) -> bool:
         """Register the copies' kernels if a device tensor can exist now; whether they are registered."""
+        if self._crossing is not None:
+            return True
         with self._lock:
             if self._crossing is None and self._library is not None and devices_possible():
                 self._crossing = self._register({f: e for f, e in self._kernels().items() if crossing_only(e)})
             return self._crossing is not None
 
     def uninstall(self) -> None:
-        if self._hop_patch is not None:
-            self._hop_patch.undo()
-            self._hop_patch = None
-        if self._shadow_hook is not None:
-            self._shadow_hook.undo()
-            self._shadow_hook = None
+        patched, self._patched = self._patched, []
+        for patch in reversed(patched):
+            patch.undo()
 
     def remove_kernels(self) -> None:
         with self._lock:
@@ -227,49 +230,50 @@ class KernelRoute:
         _set_included(KEY, bool(token))
 
 
-class _HigherOrderPatch:
-    """Higher-order operators run with ``PreDispatch`` excluded on guarded threads (they have no kernel)."""
+class _ClassPatch:
+    """``owner.name`` replaced by a wrapper of what it holds, and put back; the wrapper is made once per original."""
 
-    def __init__(self) -> None:
-        from torch._ops import HigherOrderOperator
+    def __init__(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+        self.owner, self.name, self.make = owner, name, make
+        self.original: Any = None
+        self.wrapper: Any = None
 
-        self.owner = HigherOrderOperator
-        self.original = HigherOrderOperator.__dict__["__call__"]
-        original = self.original
-
-        def __call__(hop: Any, *args: Any, **kwargs: Any) -> Any:
-            if not scope.active_entries():
-                return original(hop, *args, **kwargs)
-            flags, excluded = scope.FLAGS, _is_excluded(KEY)
-            flags.suppress += 1  # what runs inside (a compile, its fake tensors) is not the user's op
-            _set_excluded(KEY, True)
-            try:
-                return original(hop, *args, **kwargs)
-            finally:
-                _set_excluded(KEY, excluded)
-                flags.suppress -= 1
-
-        HigherOrderOperator.__call__ = __call__
+    def apply(self) -> None:
+        original = self.owner.__dict__[self.name]
+        if original is not self.original:
+            self.original, self.wrapper = original, self.make(original)
+        setattr(self.owner, self.name, self.wrapper)
 
     def undo(self) -> None:
-        self.owner.__call__ = self.original
+        setattr(self.owner, self.name, self.original)
 
 
-class _ShadowEntryHook:
+def _hop_call(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Higher-order operators run with ``PreDispatch`` excluded on guarded threads (they have no kernel)."""
+    def __call__(hop: Any, *args: Any, **kwargs: Any) -> Any:
+        if not scope.active_entries():
+            return original(hop, *args, **kwargs)
+        flags, excluded = scope.FLAGS, _is_excluded(KEY)
+        flags.suppress += 1  # what runs inside (a compile, its fake tensors) is not the user's op
+        _set_excluded(KEY, True)
+        try:
+            return original(hop, *args, **kwargs)
+        finally:
+            _set_excluded(KEY, excluded)
+            flags.suppress -= 1
+
+    return __call__
+
+
+def _shadow_enter(ready: Callable[[], bool]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """While guards are installed in a process without a device, entering the shadow device registers the copies'
     kernels (its device tensors make copies that cross), so a shadow device entered inside a guard is followed."""
-
-    def __init__(self, ready: Callable[[], bool]) -> None:
-        self.owner = shadow_device.ShadowDevice
-        self.original = self.owner.__dict__["__enter__"]
-        original = self.original
-
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
         def __enter__(device: Any) -> Any:
             entered = original(device)
             ready()
             return entered
 
-        self.owner.__enter__ = __enter__
+        return __enter__
 
-    def undo(self) -> None:
-        self.owner.__enter__ = self.original
+    return make

@@ -97,7 +97,9 @@ def remove(entry: Entry) -> None:
     """Deactivate ``entry`` (for good) and drop it from the current context if it is there."""
     entry.active = False
     entries = _ENTRIES.get()
-    if any(candidate is entry for candidate in entries):
+    if entries and entries[-1] is entry:  # the innermost: left in order, the common case
+        _ENTRIES.set(entries[:-1])
+    elif any(candidate is entry for candidate in entries):
         _ENTRIES.set(tuple(candidate for candidate in entries if candidate is not entry))
 
 
