@@ -21,12 +21,19 @@ still marked).
     python benchmarks/guard_overhead.py --repeats 200 --impl sliced --clock thread
 
 The last line reads ``passthrough=<ratio> mode=<ratio> kernels=<ratio> decode=<ratio>`` against each step's
-bare run (goals: kernels 1.3, decode 1.5).
+bare run (goals: kernels 1.3, decode 1.5). On a loaded machine, count instructions instead (repeatable under
+load): ``--region NAME`` runs ``--repeats`` steps of one configuration inside ``functools.reduce`` and nothing
+else, so that callgrind collects exactly those steps; compare the ``summary:`` lines of two runs::
+
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=functools_reduce \
+        --callgrind-out-file=bare.out python benchmarks/guard_overhead.py --repeats 5 --region bare
+    (the same with --region watch); grep summary bare.out watch.out
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import sys
@@ -70,10 +77,10 @@ def _timed(run: Callable[[], Any], clock: Callable[[], int]) -> float:
 QUIET_BASELINE_MS = {"unguarded": 6.0, "bare": 1.0}
 
 
-def measure(impl: str, repeats: int, warmup: int, small: bool, clock: Callable[[], int] = time.perf_counter_ns,
-            ) -> tuple[dict[str, list[float]], dict[str, int], Any, int]:
-    """Per-repeat ms of each configuration, the syncs one guarded step records per route, the HiCache params,
-    and the aten ops of one decode step."""
+def _configurations(impl: str, small: bool) -> tuple[list[dict[str, Callable[[], Any]]], dict[str, int], Any,
+                                                     DecodeStep]:
+    """Each step's configurations by name, the dict each guarded run writes its record count to, the HiCache
+    params and the decode step."""
     workload = get_workload("hicache-dcp")
     params = workload.make_params({"impl": impl}, small=small)
     state = workload.setup(params)
@@ -104,6 +111,14 @@ def measure(impl: str, repeats: int, warmup: int, small: bool, clock: Callable[[
         {"unguarded": lambda: workload.step(state), "passthrough": passthrough, "mode": guarded("mode"),
          "kernels": guarded("kernels")},
         {"bare": decode, "watch": decode_guarded}]
+    return steps, recorded, params, decode
+
+
+def measure(impl: str, repeats: int, warmup: int, small: bool, clock: Callable[[], int] = time.perf_counter_ns,
+            ) -> tuple[dict[str, list[float]], dict[str, int], Any, int]:
+    """Per-repeat ms of each configuration, the syncs one guarded step records per route, the HiCache params,
+    and the aten ops of one decode step."""
+    steps, recorded, params, decode = _configurations(impl, small)
     samples: dict[str, list[float]] = {name: [] for runs in steps for name in runs}
     for repeat in range(warmup + repeats):
         for runs in steps:
@@ -114,6 +129,18 @@ def measure(impl: str, repeats: int, warmup: int, small: bool, clock: Callable[[
                 if repeat >= warmup:
                     samples[name].append(elapsed)
     return samples, recorded, params, count_ops(decode)
+
+
+REGIONS = ("unguarded", "passthrough", "mode", "kernels", "bare", "watch")
+
+
+def run_region(name: str, impl: str, steps: int, *, small: bool) -> None:
+    """``steps`` runs of one configuration inside ``functools.reduce`` (callgrind's toggle), after three warm ones."""
+    configurations, _, _, _ = _configurations(impl, small)
+    run = next(runs[name] for runs in configurations if name in runs)
+    for _ in range(3):
+        run()
+    functools.reduce(lambda done, _: [run() for _ in range(steps)] and done, [0], 0)
 
 
 def _ratio_spread(samples: dict[str, list[float]], name: str, base: str = "unguarded") -> tuple[float, float, float]:
@@ -144,8 +171,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--small", action="store_true", help="the workload's small preset (a quick check)")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall",
                         help="wall time, or the calling thread's CPU time (robust on a loaded machine)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch's intra-op threads (default: torch's own); 1 keeps OpenMP's spin-wait for a busy "
+                        "core out of the thread clock on a loaded machine")
+    parser.add_argument("--region", choices=REGIONS,
+                        help="only run --repeats steps of this configuration, for callgrind (see above)")
     add_quiet_options(parser)
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    if args.region is not None:
+        run_region(args.region, args.impl, args.repeats, small=args.small)
+        return
     quiet = Quietness.before(args)
     samples, syncs, params, decode_ops = measure(args.impl, args.repeats, args.warmup, args.small,
                                                  CLOCKS[args.clock])
@@ -154,7 +191,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for base, quiet_ms in QUIET_BASELINE_MS.items():
             if verdict.quiet:
                 verdict = quiet.after(baseline_ms=statistics.median(samples[base]), quiet_baseline_ms=quiet_ms)
-    print(f"guard overhead: {args.repeats} repeats (median), {args.clock} clock, torch {torch.__version__}")
+    print(f"guard overhead: {args.repeats} repeats (median), {args.clock} clock, {torch.get_num_threads()} intra-op "
+          f"threads, torch {torch.__version__}")
     print(f"hicache-dcp impl={args.impl}, {params.layers} layers, device {params.device}:")
     print("\n".join(_lines(samples, ("unguarded", "passthrough", "mode", "kernels"), "unguarded")))
     print(f"  syncs recorded per guarded step: mode {syncs['mode']}, kernels {syncs['kernels']}")
