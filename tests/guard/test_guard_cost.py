@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -74,6 +75,8 @@ print(json.dumps({{"calls": calls, "kernels": kernels, "after_shadow": has("aten
 """
 
 
+@pytest.mark.skipif(torch.backends.cuda.is_built() or torch.accelerator.is_available(),
+                    reason="every process of this build can hold a device tensor")
 def test_without_a_device_ops_outside_the_catalogue_and_copies_run_no_guard_code() -> None:
     script = _DEVICE_LESS.format(tests=str(Path(__file__).parent))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -87,10 +90,12 @@ def test_without_a_device_ops_outside_the_catalogue_and_copies_run_no_guard_code
 
 
 def test_with_a_device_a_host_copy_is_decided_by_its_devices_alone() -> None:
+    from synchunt.guard.kernels import devices_possible
     from synchunt.shadow import shadow_device
 
-    with shadow_device():  # from here on this process can hold device tensors: the copies have kernels
-        pass
+    if not devices_possible():
+        with shadow_device():  # from here on this process can hold device tensors: the copies have kernels
+            pass
     keys, row = torch.zeros(4, 8), torch.ones(1, 8)
     with watch() as guard:
         calls = guard_calls(lambda: keys.__setitem__(slice(0, 1), row))
