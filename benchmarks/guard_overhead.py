@@ -1,34 +1,49 @@
-"""Overhead of the runtime guard: one HiCache iteration guarded by ``watch()`` vs unguarded.
+"""Overhead of the runtime guard: ``watch()`` around a HiCache iteration and around a decode-like step, vs bare.
 
-One sample is one ``step`` of the ``hicache-dcp`` workload (queue the prepared loads, ``start_loading()`` over
-27 layers, the stand-in forward), timed on the calling thread. Guarded samples enter and leave ``watch()``
-around the step, so entering and leaving the guard is included. Configurations:
+Two steps, timed on the calling thread, each entered and left under ``watch()`` per sample (so entering and
+leaving the guard is included):
 
-- ``unguarded``: the step alone;
-- ``passthrough``: under a ``TorchDispatchMode`` that only forwards each op, the floor any dispatch-mode
-  guard pays (one C++ → Python round trip per aten op);
-- ``mode``: ``watch()`` on its dispatch-mode route (``SYNCHUNT_GUARD_ROUTE=mode``);
-- ``kernels``: ``watch()`` on its default route, Python kernels at ``PreDispatch`` for the catalogue's ops.
+- ``hicache-dcp``: one ``step`` of the workload (queue the prepared loads, ``start_loading()`` over 27 layers,
+  the stand-in forward; ~385 aten ops, no sync), in four configurations:
+  ``unguarded``; ``passthrough``, under a ``TorchDispatchMode`` that only forwards each op (the floor any
+  dispatch-mode guard pays: one C++ → Python round trip per aten op); ``mode``, ``watch()`` on its dispatch-mode
+  route (``SYNCHUNT_GUARD_ROUTE=mode``); ``kernels``, ``watch()`` on its default route (Python kernels at
+  ``PreDispatch`` for the catalogue's ops);
+- ``decode``: a generic decode-like step (``decode_step.py``: ~430 small ops, ``layer_norm``, ``matmul``,
+  ``softmax``, ``index_select``, slice assignment, ``cat``; no sync), ``bare`` and under ``watch()``.
 
-The configurations rotate within each repeat; medians are reported, with the spread of the per-repeat
-ratios (interquartile range) as the noise figure, and the ratio of the fastest samples (what an undisturbed
-run approaches when other processes load the machine: noise only ever adds time).
+All six configurations run in every repeat, each step's configurations in a rotating order. Medians are
+reported, with the spread of the per-repeat ratios (interquartile range) as the noise figure, and the ratio of
+the fastest samples (noise only ever adds time). The machine's load and each baseline against its quiet value
+are checked (``machine.py``): a loaded run is reported as ``NOISE`` and exits 3 (``--allow-loaded`` prints it,
+still marked).
 
-    python benchmarks/guard_overhead.py --repeats 60 --impl sliced [--clock thread]
+    python benchmarks/guard_overhead.py --repeats 200 --impl sliced --clock thread
 
-The last line reads ``passthrough=<ratio> mode=<ratio> kernels=<ratio>`` against unguarded (goal: 1.3).
+The last line reads ``passthrough=<ratio> mode=<ratio> kernels=<ratio> decode=<ratio>`` against each step's
+bare run (goals: kernels 1.3, decode 1.5). On a loaded machine, count instructions instead (repeatable under
+load): ``--region NAME`` runs ``--repeats`` steps of one configuration inside ``functools.reduce`` and nothing
+else, so that callgrind collects exactly those steps; compare the ``summary:`` lines of two runs::
+
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=functools_reduce \
+        --callgrind-out-file=bare.out python benchmarks/guard_overhead.py --repeats 5 --region bare
+    (the same with --region watch); grep summary bare.out watch.out
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from decode_step import DecodeStep, count_ops
+from machine import Quietness, add_quiet_options
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from synchunt.capture import get_workload
@@ -58,12 +73,18 @@ def _timed(run: Callable[[], Any], clock: Callable[[], int]) -> float:
     return (clock() - start) / 1e6
 
 
-def measure(impl: str, repeats: int, warmup: int, small: bool,
-            clock: Callable[[], int] = time.perf_counter_ns) -> tuple[dict[str, list[float]], dict[str, int], Any]:
-    """Per-repeat ms of each configuration, the syncs one guarded step records per route, and the params."""
+# Medians on a quiet 2-core machine (thread clock): a baseline far above them says the run was disturbed.
+QUIET_BASELINE_MS = {"unguarded": 6.0, "bare": 1.0}
+
+
+def _configurations(impl: str, small: bool) -> tuple[list[dict[str, Callable[[], Any]]], dict[str, int], Any,
+                                                     DecodeStep]:
+    """Each step's configurations by name, the dict each guarded run writes its record count to, the HiCache
+    params and the decode step."""
     workload = get_workload("hicache-dcp")
     params = workload.make_params({"impl": impl}, small=small)
     state = workload.setup(params)
+    decode = DecodeStep()
     recorded: dict[str, int] = {}
 
     def guarded(route: str) -> Callable[[], None]:
@@ -81,24 +102,65 @@ def measure(impl: str, repeats: int, warmup: int, small: bool,
         with PassThrough():
             workload.step(state)
 
-    runs: dict[str, Callable[[], Any]] = {"unguarded": lambda: workload.step(state), "passthrough": passthrough,
-                                          "mode": guarded("mode"), "kernels": guarded("kernels")}
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    names = list(runs)
+    def decode_guarded() -> None:
+        with watch() as recorder:
+            decode()
+        recorded["decode"] = len(recorder.syncs)
+
+    steps: list[dict[str, Callable[[], Any]]] = [
+        {"unguarded": lambda: workload.step(state), "passthrough": passthrough, "mode": guarded("mode"),
+         "kernels": guarded("kernels")},
+        {"bare": decode, "watch": decode_guarded}]
+    return steps, recorded, params, decode
+
+
+def measure(impl: str, repeats: int, warmup: int, small: bool, clock: Callable[[], int] = time.perf_counter_ns,
+            ) -> tuple[dict[str, list[float]], dict[str, int], Any, int]:
+    """Per-repeat ms of each configuration, the syncs one guarded step records per route, the HiCache params,
+    and the aten ops of one decode step."""
+    steps, recorded, params, decode = _configurations(impl, small)
+    samples: dict[str, list[float]] = {name: [] for runs in steps for name in runs}
     for repeat in range(warmup + repeats):
-        shift = repeat % len(names)
-        for name in names[shift:] + names[:shift]:
-            elapsed = _timed(runs[name], clock)
-            if repeat >= warmup:
-                samples[name].append(elapsed)
-    return samples, recorded, params
+        for runs in steps:
+            names = list(runs)
+            shift = repeat % len(names)
+            for name in names[shift:] + names[:shift]:
+                elapsed = _timed(runs[name], clock)
+                if repeat >= warmup:
+                    samples[name].append(elapsed)
+    return samples, recorded, params, count_ops(decode)
 
 
-def _ratio_spread(samples: dict[str, list[float]], name: str) -> tuple[float, float, float]:
-    """Median of the per-repeat ratios to unguarded, and their first and third quartiles."""
-    ratios = sorted(value / base for value, base in zip(samples[name], samples["unguarded"], strict=True))
+REGIONS = ("unguarded", "passthrough", "mode", "kernels", "bare", "watch")
+
+
+def run_region(name: str, impl: str, steps: int, *, small: bool) -> None:
+    """``steps`` runs of one configuration inside ``functools.reduce`` (callgrind's toggle), after three warm ones."""
+    configurations, _, _, _ = _configurations(impl, small)
+    run = next(runs[name] for runs in configurations if name in runs)
+    for _ in range(3):
+        run()
+    functools.reduce(lambda done, _: [run() for _ in range(steps)] and done, [0], 0)
+
+
+def _ratio_spread(samples: dict[str, list[float]], name: str, base: str = "unguarded") -> tuple[float, float, float]:
+    """Median of the per-repeat ratios to ``base``, and their first and third quartiles."""
+    ratios = sorted(value / baseline for value, baseline in zip(samples[name], samples[base], strict=True))
     quartiles = statistics.quantiles(ratios, n=4)
     return statistics.median(ratios), quartiles[0], quartiles[2]
+
+
+def _lines(samples: dict[str, list[float]], names: Sequence[str], base: str) -> list[str]:
+    lines = []
+    fastest = {name: min(samples[name]) for name in names}
+    for name in names:
+        line = f"  {name:<12} median {statistics.median(samples[name]):8.3f} ms, min {fastest[name]:8.3f} ms"
+        if name != base:
+            ratio, low, high = _ratio_spread(samples, name, base)
+            line += (f"   ×{ratio:.2f} (per-repeat ratios, IQR {low:.2f}–{high:.2f}; "
+                     f"min/min ×{fastest[name] / fastest[base]:.2f})")
+        lines.append(line)
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -109,20 +171,39 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--small", action="store_true", help="the workload's small preset (a quick check)")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall",
                         help="wall time, or the calling thread's CPU time (robust on a loaded machine)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch's intra-op threads (default: torch's own); 1 keeps OpenMP's spin-wait for a busy "
+                        "core out of the thread clock on a loaded machine")
+    parser.add_argument("--region", choices=REGIONS,
+                        help="only run --repeats steps of this configuration, for callgrind (see above)")
+    add_quiet_options(parser)
     args = parser.parse_args(argv)
-    samples, syncs, params = measure(args.impl, args.repeats, args.warmup, args.small, CLOCKS[args.clock])
-    print(f"guard overhead: hicache-dcp impl={args.impl}, {params.layers} layers, device {params.device}, "
-          f"{args.repeats} repeats (median), {args.clock} clock, torch {torch.__version__}")
-    fastest = {name: min(values) for name, values in samples.items()}
-    for name, values in samples.items():
-        line = f"  {name:<12} median {statistics.median(values):8.3f} ms, min {fastest[name]:8.3f} ms"
-        if name != "unguarded":
-            ratio, low, high = _ratio_spread(samples, name)
-            line += (f"   ×{ratio:.2f} (per-repeat ratios, IQR {low:.2f}–{high:.2f}; "
-                     f"min/min ×{fastest[name] / fastest['unguarded']:.2f})")
-        print(line)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    if args.region is not None:
+        run_region(args.region, args.impl, args.repeats, small=args.small)
+        return
+    quiet = Quietness.before(args)
+    samples, syncs, params, decode_ops = measure(args.impl, args.repeats, args.warmup, args.small,
+                                                 CLOCKS[args.clock])
+    verdict = quiet.after()
+    if args.clock == "thread" and not args.small:  # the quiet baselines are thread-clock figures of the full steps
+        for base, quiet_ms in QUIET_BASELINE_MS.items():
+            if verdict.quiet:
+                verdict = quiet.after(baseline_ms=statistics.median(samples[base]), quiet_baseline_ms=quiet_ms)
+    print(f"guard overhead: {args.repeats} repeats (median), {args.clock} clock, {torch.get_num_threads()} intra-op "
+          f"threads, torch {torch.__version__}")
+    print(f"hicache-dcp impl={args.impl}, {params.layers} layers, device {params.device}:")
+    print("\n".join(_lines(samples, ("unguarded", "passthrough", "mode", "kernels"), "unguarded")))
     print(f"  syncs recorded per guarded step: mode {syncs['mode']}, kernels {syncs['kernels']}")
-    print(" ".join(f"{name}={_ratio_spread(samples, name)[0]:.2f}" for name in ("passthrough", "mode", "kernels")))
+    print(f"decode-like step, {decode_ops} aten ops:")
+    print("\n".join(_lines(samples, ("bare", "watch"), "bare")))
+    print(f"  syncs recorded per guarded step: {syncs['decode']}")
+    print(verdict.line)
+    ratios = {name: _ratio_spread(samples, name)[0] for name in ("passthrough", "mode", "kernels")}
+    ratios["decode"] = _ratio_spread(samples, "watch", "bare")[0]
+    print(" ".join(f"{name}={ratio:.2f}" for name, ratio in ratios.items()))
+    sys.exit(verdict.exit_code)
 
 
 if __name__ == "__main__":

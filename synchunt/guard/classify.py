@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import torch
 
 from synchunt.guard.call import OpCall, describe_call, is_latent, on_device
-from synchunt.guard.predicates import PREDICATES, Predicate
+from synchunt.guard.predicates import OVERLOADS, PREDICATES, Predicate
 from synchunt.rules import RULES
 
 __all__ = ["PREDICATES", "OpCall", "Predicate", "build_table", "classify", "describe_call", "is_latent",
@@ -65,7 +65,8 @@ def _overloads(packet_name: str, libraries: frozenset[str]) -> list[torch._ops.O
 def build_table(libraries: frozenset[str] | None = None,
                 ) -> dict[torch._ops.OpOverload, tuple[tuple[str, Predicate], ...]]:
     """Every overload the catalogue's ``guard_ops`` name → its (rule code, predicate) pairs, in catalogue order;
-    of the library ops, those in ``libraries`` (default: those loaded now)."""
+    of the library ops, those in ``libraries`` (default: those loaded now). An overload whose schema rules a
+    predicate out (:data:`predicates.OVERLOADS`) has no pair for it."""
     if libraries is None:
         libraries = library_packets_loaded()
     table: dict[torch._ops.OpOverload, list[tuple[str, Predicate]]] = {}
@@ -74,8 +75,10 @@ def build_table(libraries: frozenset[str] | None = None,
             if guard_op.when is not None and guard_op.when not in PREDICATES:
                 raise KeyError(f"rule {rule.code}: no guard predicate named {guard_op.when!r}")
             predicate = PREDICATES[guard_op.when] if guard_op.when else _always
+            can_hold = OVERLOADS.get(predicate)
             for func in _overloads(guard_op.packet, libraries):
-                table.setdefault(func, []).append((rule.code, predicate))
+                if can_hold is None or can_hold(func):
+                    table.setdefault(func, []).append((rule.code, predicate))
     return {func: tuple(entries) for func, entries in table.items()}
 
 

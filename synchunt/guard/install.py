@@ -104,7 +104,8 @@ class Session:
                     else:
                         arm.stale = True
             self._heal_current_thread()
-            self._drop_dead_threads()
+            if self._arms:  # other threads still armed: those that died left their arms behind
+                self._drop_dead_threads()
             if not self._arms:
                 self._uninstall()
 

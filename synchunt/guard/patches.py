@@ -17,7 +17,7 @@ import linecache
 import sys
 import warnings
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 
@@ -136,29 +136,37 @@ def _quiet(original: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-class _AttributePatch:
-    """Replace ``owner.name`` and put back exactly what was there (own attribute or inherited).
+_MISSING = object()
+# (id(owner), attribute) → (the original wrapped, its wrapper): entering a guard again only sets attributes.
+_MADE: dict[tuple[int, str], tuple[Any, Any]] = {}
+Undo = list[tuple[Any, str, Any]]  # (owner, attribute, what its own dict held there, or _MISSING)
 
-    The wrapper made for an original is kept and reused, so entering a guard again only sets attributes.
-    """
 
-    _made: ClassVar[dict[tuple[int, str], tuple[Any, Any]]] = {}
+def _apply(plan: PatchPlan) -> Undo:
+    """Replace each ``owner.name`` by its wrapper; what to put back: the owner's own attribute, or nothing (an
+    inherited one). A wrapper is made again only when the attribute changed since it was made."""
+    undo: Undo = []
+    try:
+        for owner, name, make in plan:
+            saved = vars(owner).get(name, _MISSING)
+            original = getattr(owner, name)
+            known = _MADE.get((id(owner), name))
+            if known is None or known[0] is not original:
+                known = _MADE[(id(owner), name)] = (original, make(original))
+            setattr(owner, name, known[1])
+            undo.append((owner, name, saved))
+    except BaseException:
+        _restore(undo)
+        raise
+    return undo
 
-    def __init__(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
-        self.owner, self.name = owner, name
-        self.had_own = name in vars(owner)
-        self.saved = vars(owner)[name] if self.had_own else None
-        original = getattr(owner, name)
-        known = self._made.get((id(owner), name))
-        if known is None or known[0] is not original:
-            known = self._made[(id(owner), name)] = (original, make(original))
-        setattr(owner, name, known[1])
 
-    def undo(self) -> None:
-        if self.had_own:
-            setattr(self.owner, self.name, self.saved)
+def _restore(undo: Undo) -> None:
+    for owner, name, saved in reversed(undo):
+        if saved is _MISSING:
+            delattr(owner, name)
         else:
-            delattr(self.owner, self.name)
+            setattr(owner, name, saved)
 
 
 class _SyncDebugSignal:
@@ -275,21 +283,21 @@ _SHADOW_CALLS: dict[str, tuple[str, str]] = {
     # trace counts it (every wait of one call is that call's)
     **{op.op: (rule.code, op.op) for rule in RULES for op in rule.trace_ops
        if _is_library_op(op.op) and op.op not in _GUARDED_LIBRARY_OPS}}
+_SHADOW_TARGETS = frozenset(_SHADOW_CALLS) | _GUARDED_LIBRARY_OPS
 
 
 class Patches:
     """The catalogue's guard patches (and on CUDA the sync-debug signal), installed on construction."""
 
     def __init__(self) -> None:
-        self._patches = [_AttributePatch(owner, name, make) for owner, name, make in _plan()]
+        self._undo = _apply(_plan())
         self._sync_debug = _SyncDebugSignal() if _real_cuda() else None
-        shadow_state.set_reporter(_shadow_call, frozenset(_SHADOW_CALLS) | _GUARDED_LIBRARY_OPS)
+        shadow_state.set_reporter(_shadow_call, _SHADOW_TARGETS)
 
     def undo(self) -> None:
         shadow_state.set_reporter(None)
-        for patch in reversed(self._patches):
-            patch.undo()
-        self._patches = []
+        undo, self._undo = self._undo, []
+        _restore(undo)
         if self._sync_debug is not None:
             self._sync_debug.undo()
             self._sync_debug = None

@@ -179,6 +179,30 @@ def has_boxes(call: OpCall) -> bool:
 
 Predicate = Callable[[OpCall], bool]
 
+class _Declared:
+    """An overload's arguments by name, as the types its schema declares (``Tensor``, ``float``)."""
+
+    def __init__(self, func: torch._ops.OpOverload) -> None:
+        self._types = {argument.name: str(argument.type) for argument in func._schema.arguments}
+
+    def arg(self, name: str) -> str | None:
+        return self._types.get(name)
+
+
+# Predicates that hold for some overloads of their op only, by schema: the others never meet them, so the table
+# leaves them out and they run as ops outside the catalogue (``torch.where(c, a, b)``, ``normal(mean, 1.0)``).
+OVERLOADS: dict[Predicate, Callable[[torch._ops.OpOverload], bool]] = {
+    condition_only: lambda func: func._overloadname == "default",
+    tensor_std: lambda func: _Declared(func).arg("std") == "Tensor",
+}
+
+# The predicates that hold only for a call that crosses to or from a device: a tensor of the call is on a device,
+# or the call names one as its target. In a process that can hold no device tensor they never hold, so the kernel
+# route leaves the ops that only they classify (the copies) to ATen until a device can exist (docs/guard.md,
+# "Overhead"), and where one can, checks the call's devices before anything else.
+CROSSING: frozenset[Predicate] = frozenset({device_to_host, pageable_non_blocking, host_to_device_blocking,
+                                            host_index_into_device})
+
 PREDICATES: dict[str, Predicate] = {
     "bool-index": bool_index,
     "bool-index-tensor-value": bool_index_tensor_value,

@@ -16,6 +16,7 @@ from asyncio import current_task
 from asyncio.events import _get_running_loop
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from threading import get_ident
 from typing import Protocol
 
 from synchunt.guard.frames import UserFrames
@@ -96,17 +97,28 @@ def remove(entry: Entry) -> None:
     """Deactivate ``entry`` (for good) and drop it from the current context if it is there."""
     entry.active = False
     entries = _ENTRIES.get()
-    if any(candidate is entry for candidate in entries):
+    if entries and entries[-1] is entry:  # the innermost: left in order, the common case
+        _ENTRIES.set(entries[:-1])
+    elif any(candidate is entry for candidate in entries):
         _ENTRIES.set(tuple(candidate for candidate in entries if candidate is not entry))
 
 
 def active_entries() -> tuple[Entry, ...]:
-    """The entries that count for the calling thread and task, outermost first."""
+    """The entries that count for the calling thread and task, outermost first.
+
+    Every guarded op asks this, so the one-entry case (one guard, the common one) builds nothing."""
     entries = _ENTRIES.get()
     if not entries:
         return ()
-    key = scope_key()
-    return tuple(entry for entry in entries if entry.active and covers(entry.key, key))
+    loop = _get_running_loop()
+    thread, task = get_ident(), (current_task(loop) if loop is not None else None)
+    if len(entries) == 1:
+        entry = entries[0]
+        key = entry.key
+        counts = entry.active and key[0] == thread and (key[1] is task or key[1] == ANY_TASK)
+        return entries if counts else ()
+    return tuple(entry for entry in entries
+                 if entry.active and entry.key[0] == thread and (entry.key[1] is task or entry.key[1] == ANY_TASK))
 
 
 def push_allowed(reason: str) -> AllowMarker:

@@ -1,0 +1,137 @@
+"""What the guard costs where it matters: ops outside the catalogue run none of its Python, copies are checked
+only where a device can exist (and then by their devices first), and entering and leaving a guard is a fixed,
+small amount of work. The spec for what it reports stays the other tests'; these check that the cheap paths are
+taken, by the guard's own Python calls (robust on a loaded machine, where timings are not)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import synchunt.guard
+from synchunt.guard import watch
+
+GUARD_DIR = str(Path(synchunt.guard.__file__).parent)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def guard_calls(run: Callable[[], Any]) -> Counter[str]:
+    """The guard's Python functions that ``run`` calls, by name (C functions and other code left out)."""
+    calls: Counter[str] = Counter()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename.startswith(GUARD_DIR):
+            calls[frame.f_code.co_name] += 1
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def decode_like_ops() -> None:
+    """One layer of a decode step: no op of it is a catalogue op, or a copy that crosses a device."""
+    hidden, keys, live = torch.randn(1, 8), torch.zeros(4, 8), torch.arange(4)
+    h = F.layer_norm(hidden, (8,))
+    q = h @ torch.eye(8)
+    keys[1:2] = q  # slice assignment: aten::copy_
+    scores = torch.softmax(q @ keys.index_select(0, live).T * 0.5, dim=-1)  # a wrapped scalar: aten::_to_copy
+    torch.cat([scores, scores.float(), torch.where(scores > 0, scores, 0.0)])
+    torch.normal(scores, 1.0)
+
+
+# A fresh process: whether a device can exist is decided per process (a shadow device entered earlier in this
+# one counts), so the device-less path is checked where none ever existed.
+_DEVICE_LESS = """
+import json, sys, torch
+sys.path.insert(0, {tests!r})
+from test_guard_cost import decode_like_ops, guard_calls
+from synchunt.guard import watch
+from synchunt.shadow import shadow_device
+
+has = torch._C._dispatch_has_kernel_for_dispatch_key
+with watch() as guard:
+    calls = guard_calls(decode_like_ops)
+    kernels = {{name: has(name, "PreDispatch") for name in ("aten::copy_", "aten::_to_copy", "aten::index.Tensor")}}
+    with shadow_device():  # entered inside the guard: its device tensors' copies cross, and are reported
+        device = torch.ones(3, device="cuda")
+        device.to("cpu")
+        torch.zeros(3).copy_(device)
+        torch.zeros(2).to("cuda")
+print(json.dumps({{"calls": calls, "kernels": kernels, "after_shadow": has("aten::copy_", "PreDispatch"),
+                  "records": [[r.rule, r.op, r.residency] for r in guard.syncs]}}))
+"""
+
+
+@pytest.mark.skipif(torch.backends.cuda.is_built() or torch.accelerator.is_available(),
+                    reason="every process of this build can hold a device tensor")
+def test_without_a_device_ops_outside_the_catalogue_and_copies_run_no_guard_code() -> None:
+    script = _DEVICE_LESS.format(tests=str(Path(__file__).parent))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["calls"] == {}  # layer_norm … where(c, a, b), normal(mean, 1.0): ATen's fallback only
+    assert result["kernels"] == {"aten::copy_": False, "aten::_to_copy": False, "aten::index.Tensor": True}
+    assert result["after_shadow"] is True
+    assert result["records"] == [["SH201", "aten::_to_copy", "device"], ["SH205", "aten::copy_", "device"],
+                                 ["SH202", "aten::_to_copy", "device"]]
+
+
+def test_with_a_device_a_host_copy_is_decided_by_its_devices_alone() -> None:
+    from synchunt.guard.kernels import devices_possible
+    from synchunt.shadow import shadow_device
+
+    if not devices_possible():
+        with shadow_device():  # from here on this process can hold device tensors: the copies have kernels
+            pass
+    keys, row = torch.zeros(4, 8), torch.ones(1, 8)
+    with watch() as guard:
+        calls = guard_calls(lambda: keys.__setitem__(slice(0, 1), row))
+    assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::copy_", "PreDispatch")
+    assert set(calls) == {"kernel", "_touches_device", "idle", "_below"}, calls  # no classification, no scope
+    assert guard.syncs == []
+
+
+def test_overloads_their_rule_rules_out_by_schema_have_no_kernel() -> None:
+    with watch() as guard:
+        x = torch.arange(4.0)
+        torch.where(x > 1, x, 0.0)
+        torch.normal(x, 1.0)
+        torch.where(x > 1)
+        torch.normal(x, torch.ones(4))
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    assert not has("aten::where.self", "PreDispatch") and not has("aten::normal.Tensor_float", "PreDispatch")
+    assert has("aten::where", "PreDispatch") and has("aten::normal.Tensor_Tensor", "PreDispatch")
+    assert [(r.rule, r.op) for r in guard.syncs] == [("SH103", "aten::where"), ("SH112", "aten::normal")]
+
+
+def _enter_and_leave() -> None:
+    with watch():
+        pass
+
+
+def test_entering_and_leaving_a_guard_is_a_fixed_small_amount_of_work() -> None:
+    _enter_and_leave()
+    first = guard_calls(_enter_and_leave)
+    for _ in range(200):
+        _enter_and_leave()
+    worker = threading.Thread(target=_enter_and_leave)
+    worker.start()
+    worker.join()
+    with watch():  # nested guards enter and leave without installing anything again
+        nested = guard_calls(_enter_and_leave)
+    assert guard_calls(_enter_and_leave) == first  # the same work after many guards and another thread's
+    assert sum(first.values()) <= 60, first
+    assert sum(nested.values()) <= 20, nested
