@@ -119,7 +119,9 @@ def _tree_of(pop: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Parent and depth from each event's pop; None when some pop would leave a hole in the stack."""
     m = len(pop)
     index = np.arange(m, dtype=np.int64)
-    depth = index - np.searchsorted(np.sort(pop), index, side="right")  # events still open at k, below it
+    # Events still open at k, below it: k minus the events popped at or before k (every pop lies past its event,
+    # in 1..m, so a count per pop and a running sum give them without sorting).
+    depth = index - np.cumsum(np.bincount(pop, minlength=m + 1)[:m])
     # The parent is the latest earlier event one level up (exact while the stack has no holes, checked below).
     parent = np.full(m, -1, dtype=np.int64)
     levels = _levels(depth)
