@@ -4,9 +4,12 @@ A `ColumnChunk` is what one slice of the event array reduces to (picklable, so w
 `merge` joins chunks into the trace's columns, re-coding each chunk's vocabulary into one. Only complete events
 (``ph == "X"``) become rows; ``thread_name`` metadata events are kept aside for the thread table.
 
-Every column is one pass over the slice's structs in C (``map`` of an ``attrgetter``), coded with a dict that
-numbers values by first appearance (`first_appearance_codes`): no Python code runs per event on Kineto's usual
-types. Ids (pid, tid) are coded too: a string id such as ``"Spans"`` costs one entry, not an object per event.
+Each pass over the slice's structs runs in C (``map`` of an ``attrgetter``), coded with a dict that numbers
+values by first appearance (`first_appearance_codes`): no Python code runs per event on Kineto's usual types. One
+pass codes every event's (phase, name, category, pid, tid) together: a slice holds few distinct such keys, and
+the phase filter, the thread names and those four columns are then worked out per key, not per event (a gather
+of the rows' key codes each). Ids (pid, tid) are coded too: a string id such as ``"Spans"`` costs one entry, not
+an object per event.
 """
 
 from __future__ import annotations
