@@ -13,7 +13,7 @@ import sys
 from importlib import import_module
 from typing import Any
 
-from synchunt.cli.commands import command_entries, command_modules, module_of
+from synchunt.cli.commands import HELP_OPTION_NAMES, command_entries, command_modules, module_of
 from synchunt.errors import SynchuntError
 
 ISSUES_URL = "https://github.com/synchunt/synchunt/issues"
@@ -54,6 +54,23 @@ def _listing() -> Any:
     return listing
 
 
+def _list_commands() -> None:
+    """The top-level help written without typer (`synchunt.cli.listing`), when it can be, ending as typer's does:
+    ``--help`` adds an empty line and exits 0; ``synchunt`` alone (``no_args_is_help``) exits 2 after an empty
+    line on stderr. Returns where only typer can write it."""
+    from synchunt.cli.listing import render
+
+    text = render()
+    if text is None:
+        return
+    asked = bool(sys.argv[1:])
+    sys.stdout.write(text + ("\n" if asked else ""))
+    sys.stdout.flush()
+    if not asked:
+        sys.stderr.write("\n")
+    sys.exit(0 if asked else 2)
+
+
 def _listed() -> None:
     """Never run: a command reached through the listing is imported and run from its own module instead."""
 
@@ -67,6 +84,8 @@ def main() -> None:
 
         sys.stdout.write(f"synchunt {__version__}\n")
         sys.exit(0)
+    if sys.argv[1:] in ([], *([name] for name in HELP_OPTION_NAMES)):
+        _list_commands()
     import typer
 
     from synchunt.process import TRACE_COMMANDS, numpy_without_huge_page_advice

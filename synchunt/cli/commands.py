@@ -8,17 +8,22 @@ them (module by module, in file order). Nothing is written by hand, so a new com
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
+# The application's own help and options (`synchunt.cli.app` declares them to typer, `synchunt.cli.listing` writes the
+# top-level help from them without typer).
+APP_NAME = "synchunt"
+APP_HELP = "Hunt hidden device-to-host syncs in PyTorch code."
+VERSION_HELP = "Print synchunt's version and exit."
+HELP_OPTION_NAMES = ("-h", "--help")
 # The package's modules that declare no command (the application, shared options, helpers).
-_NOT_COMMANDS = frozenset({"__init__", "app", "commands", "load_options", "output", "lint_fixes"})
+_NOT_COMMANDS = frozenset({"__init__", "app", "commands", "listing", "load_options", "output", "lint_fixes"})
 
 
-@dataclass(frozen=True)
-class CommandEntry:
+class CommandEntry(NamedTuple):
     name: str
     module: str  # under synchunt.cli
     help: str
