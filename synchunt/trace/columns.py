@@ -25,12 +25,9 @@ import numpy as np
 
 from synchunt.trace import vocab
 from synchunt.trace.schema import ALL_FIELDS, LOOSE_NO_ARGS, ROWS_READ, FieldSet
-from synchunt.trace.table import CODED, COLUMNS, IDS, first_appearance_codes, value_mask
+from synchunt.trace.table import CODED, COLUMNS, FLOAT_KEYS, IDS, INT_KEYS, first_appearance_codes, value_mask
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-# The decoded columns, from the table's one list (`synchunt.trace.table.COLUMNS`).
-FLOAT_KEYS = tuple(c.name for c in COLUMNS if c.kind == "float" and not c.derived)
-INT_KEYS = tuple(c.name for c in COLUMNS if c.kind == "int" and not c.derived)
 _MISSING_RAW = (b"", b"null")
 # Column → the argument attribute it is read from, for the int and string arguments.
 _ARG_OF = {c.name: c.arg for c in COLUMNS if c.arg is not None}

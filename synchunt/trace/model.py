@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from synchunt.trace import vocab
-from synchunt.trace.columns import INT_KEYS
-from synchunt.trace.decode import DecodedTrace
 from synchunt.trace.source import PartialRead
 from synchunt.trace.table import (
     CODED,
     IDS,
+    INT_KEYS,
     CodedColumn,
     EventTable,
     compact,
@@ -29,6 +28,8 @@ from synchunt.trace.tree import containment
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from synchunt.trace.decode import DecodedTrace
 
 ThreadRow = tuple[Any, Any, str, str]  # pid, tid, Kineto's thread name, name
 
