@@ -273,8 +273,8 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
     rows = np.flatnonzero(host)
     if not len(rows):
         return parent, depth
-    pid_codes = factorize(pid[rows])  # the ids may be given as codes already
-    tid_codes = factorize(tid[rows])
+    pid_codes = _lane_ids(pid[rows])  # the ids may be given as codes already
+    tid_codes = _lane_ids(tid[rows])
     lane = pid_codes.astype(np.int64) * (int(tid_codes.max()) + 1) + tid_codes
     host_ts = ts[rows]
     integer_times = bool(np.all(np.mod(ts[:1000], 1.0) == 0))
@@ -282,6 +282,17 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
     parent[rows] = np.where(lane_parent >= 0, rows[np.maximum(lane_parent, 0)], -1)
     depth[rows] = lane_depth
     return parent, depth
+
+
+def _lane_ids(values: np.ndarray) -> np.ndarray:
+    """Integers that tell the ids apart, small enough to combine into one lane number: codes of coded ids as they
+    are (the lanes need distinct numbers, not dense ones), anything else `factorize`d."""
+    if values.dtype.kind in "iu" and len(values) and int(values.min()) >= 0 and int(values.max()) < _CODE_LIMIT:
+        return values
+    return factorize(values)
+
+
+_CODE_LIMIT = 1 << 24  # a pid code times a tid code stays far inside int64
 
 
 def factorize(values: np.ndarray) -> np.ndarray:
