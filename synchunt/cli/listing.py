@@ -33,9 +33,10 @@ _PLAIN = re.compile(r"[ -~\n]*")  # printable ASCII and newlines
 
 def render(prog: str | None = None) -> str | None:
     """The top-level help as typer prints it to a pipe, or None where only typer can say (see the module)."""
-    if _styled():
+    width = console_width()
+    if _styled() or width is None:
         return None
-    return page(_detect_program_name() if prog is None else prog, console_width(), usage_width())
+    return page(_detect_program_name() if prog is None else prog, width, usage_width())
 
 
 def page(prog: str, width: int, click_width: int) -> str | None:
@@ -151,11 +152,12 @@ def _styled() -> bool:
         return True
 
 
-def console_width() -> int:
+def console_width() -> int | None:
     """Rich's console width: ``TERMINAL_WIDTH`` (typer's), ``COLUMNS``, the first standard stream that is a
-    terminal, else 80."""
-    if os.environ.get("TERMINAL_WIDTH"):
-        return int(os.environ["TERMINAL_WIDTH"])
+    terminal, else 80; None for a ``TERMINAL_WIDTH`` that is no number (typer's own handling is left to it)."""
+    terminal_width = os.environ.get("TERMINAL_WIDTH")
+    if terminal_width:
+        return int(terminal_width) if terminal_width.isdigit() else None
     columns = os.environ.get("COLUMNS")
     if columns is not None and columns.isdigit():
         return int(columns)

@@ -125,10 +125,12 @@ def test_the_help_written_without_typer_is_typers(monkeypatch: pytest.MonkeyPatc
         assert ours + "\n" == _typer_page(monkeypatch, width, "--help")
 
 
-def test_the_page_leaves_markup_and_narrow_consoles_to_typer() -> None:
+def test_the_page_leaves_markup_and_narrow_consoles_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
     from synchunt.cli import listing
 
     assert listing.page("synchunt", 30, 50) is None  # the usage would wrap
+    monkeypatch.setenv("TERMINAL_WIDTH", "wide")
+    assert listing.console_width() is None and listing.render("synchunt") is None
     assert not listing._plain("see [bold]this[/bold]") and not listing._plain("a :smile: b")
     assert not listing._plain("an arrow →") and listing._plain("plain words, `code` and --options")
     assert listing._wrap("aaaa bbbb cc", 9) == ["aaaa bbbb", "cc"]
