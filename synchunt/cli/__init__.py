@@ -64,8 +64,15 @@ def _list_commands() -> None:
     if text is None:
         return
     asked = bool(sys.argv[1:])
-    sys.stdout.write(text + ("\n" if asked else ""))
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(text + ("\n" if asked else ""))
+        sys.stdout.flush()
+    except BrokenPipeError:  # a reader that stopped early (`| head`): exit 1 quietly, as rich does
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the interpreter's last flush must not fail again)
+        sys.exit(1)
+    except OSError as error:  # a full disk, a closed stream: one line, as for any failure
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        _internal_error(error)
     if not asked:
         sys.stderr.write("\n")
     sys.exit(0 if asked else 2)
@@ -118,9 +125,13 @@ def main() -> None:
     except MemoryError:
         _fail("internal error: out of memory; try a smaller input or --max-trace-bytes", 3)
     except Exception as error:  # the last line of defence: one line and exit 3, never a traceback
-        _fail(f"internal error: {type(error).__name__}: {error}; please report it at {ISSUES_URL} with the command "
-              "that failed (set SYNCHUNT_TRACEBACK=1 to see the traceback)", 3, error=error)
+        _internal_error(error)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _internal_error(error: Exception) -> None:
+    _fail(f"internal error: {type(error).__name__}: {error}; please report it at {ISSUES_URL} with the command "
+          "that failed (set SYNCHUNT_TRACEBACK=1 to see the traceback)", 3, error=error)
 
 
 def entry() -> None:

@@ -135,3 +135,16 @@ def test_the_page_leaves_markup_and_narrow_consoles_to_typer(monkeypatch: pytest
     assert not listing._plain("an arrow →") and listing._plain("plain words, `code` and --options")
     assert listing._wrap("aaaa bbbb cc", 9) == ["aaaa bbbb", "cc"]
     assert listing._wrap("abcdefghij", 4) == ["abcd", "efgh", "ij"]
+
+
+def test_the_help_into_a_closed_pipe_or_a_full_disk_is_no_traceback() -> None:
+    done = subprocess.Popen([sys.executable, "-m", "synchunt", "--help"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    done.stdout.close()  # the reader is gone before the page is written (`synchunt --help | head -0`)
+    assert done.wait(timeout=120) == 1 and done.stderr.read() == b""
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            failed = subprocess.run([sys.executable, "-m", "synchunt", "--help"], stdout=full, stderr=subprocess.PIPE,
+                                    text=True, timeout=120, check=False)
+        assert failed.returncode == 3 and failed.stderr.startswith("error: internal error: OSError")
+        assert "Traceback" not in failed.stderr
