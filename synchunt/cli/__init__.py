@@ -13,7 +13,7 @@ import sys
 from importlib import import_module
 from typing import Any
 
-from synchunt.cli.commands import command_entries, command_modules, module_of
+from synchunt.cli.commands import HELP_OPTION_NAMES, command_entries, command_modules, module_of
 from synchunt.errors import SynchuntError
 
 ISSUES_URL = "https://github.com/synchunt/synchunt/issues"
@@ -54,6 +54,30 @@ def _listing() -> Any:
     return listing
 
 
+def _list_commands() -> None:
+    """The top-level help written without typer (`synchunt.cli.listing`), when it can be, ending as typer's does:
+    ``--help`` adds an empty line and exits 0; ``synchunt`` alone (``no_args_is_help``) exits 2 after an empty
+    line on stderr. Returns where only typer can write it."""
+    from synchunt.cli.listing import render
+
+    text = render()
+    if text is None:
+        return
+    asked = bool(sys.argv[1:])
+    try:
+        sys.stdout.write(text + ("\n" if asked else ""))
+        sys.stdout.flush()
+    except BrokenPipeError:  # a reader that stopped early (`| head`): exit 1 quietly, as rich does
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the interpreter's last flush must not fail again)
+        sys.exit(1)
+    except OSError as error:  # a full disk, a closed stream: one line, as for any failure
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        _internal_error(error)
+    if not asked:
+        sys.stderr.write("\n")
+    sys.exit(0 if asked else 2)
+
+
 def _listed() -> None:
     """Never run: a command reached through the listing is imported and run from its own module instead."""
 
@@ -67,6 +91,8 @@ def main() -> None:
 
         sys.stdout.write(f"synchunt {__version__}\n")
         sys.exit(0)
+    if sys.argv[1:] in ([], *([name] for name in HELP_OPTION_NAMES)):
+        _list_commands()
     import typer
 
     from synchunt.process import TRACE_COMMANDS, numpy_without_huge_page_advice
@@ -99,9 +125,13 @@ def main() -> None:
     except MemoryError:
         _fail("internal error: out of memory; try a smaller input or --max-trace-bytes", 3)
     except Exception as error:  # the last line of defence: one line and exit 3, never a traceback
-        _fail(f"internal error: {type(error).__name__}: {error}; please report it at {ISSUES_URL} with the command "
-              "that failed (set SYNCHUNT_TRACEBACK=1 to see the traceback)", 3, error=error)
+        _internal_error(error)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _internal_error(error: Exception) -> None:
+    _fail(f"internal error: {type(error).__name__}: {error}; please report it at {ISSUES_URL} with the command "
+          "that failed (set SYNCHUNT_TRACEBACK=1 to see the traceback)", 3, error=error)
 
 
 def entry() -> None:

@@ -7,15 +7,16 @@ from typing import Annotated
 
 import typer
 
+from synchunt.cli.commands import APP_HELP, APP_NAME, HELP_OPTION_NAMES, VERSION_HELP
 from synchunt.modes import Mode
 
 app = typer.Typer(
-    name="synchunt",
-    help="Hunt hidden device-to-host syncs in PyTorch code.",
+    name=APP_NAME,
+    help=APP_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": list(HELP_OPTION_NAMES)},
 )
 
 
@@ -29,7 +30,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _main(version: Annotated[bool, typer.Option(
-        "--version", callback=_print_version, is_eager=True, help="Print synchunt's version and exit.")] = False,
+        "--version", callback=_print_version, is_eager=True, help=VERSION_HELP)] = False,
 ) -> None:
     """Hunt hidden device-to-host syncs in PyTorch code."""
 

@@ -8,17 +8,22 @@ them (module by module, in file order). Nothing is written by hand, so a new com
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
+# The application's own help and options (`synchunt.cli.app` declares them to typer, `synchunt.cli.listing` writes the
+# top-level help from them without typer).
+APP_NAME = "synchunt"
+APP_HELP = "Hunt hidden device-to-host syncs in PyTorch code."
+VERSION_HELP = "Print synchunt's version and exit."
+HELP_OPTION_NAMES = ("-h", "--help")
 # The package's modules that declare no command (the application, shared options, helpers).
-_NOT_COMMANDS = frozenset({"__init__", "app", "commands", "load_options", "output", "lint_fixes"})
+_NOT_COMMANDS = frozenset({"__init__", "app", "commands", "listing", "load_options", "output", "lint_fixes"})
 
 
-@dataclass(frozen=True)
-class CommandEntry:
+class CommandEntry(NamedTuple):
     name: str
     module: str  # under synchunt.cli
     help: str
@@ -51,15 +56,22 @@ def _help(node: ast.FunctionDef) -> str:
 @cache
 def command_entries() -> tuple[CommandEntry, ...]:
     """Every command of the CLI, in the order help lists them."""
-    entries: list[CommandEntry] = []
-    for path in sorted(_PACKAGE_DIR.glob("*.py")):
-        if path.stem in _NOT_COMMANDS:
-            continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and (name := _decorator_name(node)) is not None:
-                entries.append(CommandEntry(name, path.stem, _help(node)))
-    return tuple(entries)
+    return tuple(entry for path in _command_files() for entry in _entries(path))
+
+
+def _command_files() -> list[Path]:
+    return [path for path in sorted(_PACKAGE_DIR.glob("*.py")) if path.stem not in _NOT_COMMANDS]
+
+
+@cache
+def _entries(path: Path) -> tuple[CommandEntry, ...]:
+    tree = ast.parse(_source(path), filename=str(path))
+    return tuple(CommandEntry(name, path.stem, _help(node)) for node in tree.body
+                 if isinstance(node, ast.FunctionDef) and (name := _decorator_name(node)) is not None)
+
+
+def _source(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
 
 
 def command_modules() -> tuple[str, ...]:
@@ -67,5 +79,18 @@ def command_modules() -> tuple[str, ...]:
     return tuple(dict.fromkeys(entry.module for entry in command_entries()))
 
 
+@cache
 def module_of(command: str | None) -> str | None:
-    return next((entry.module for entry in command_entries() if entry.name == command), None)
+    """The module declaring ``command`` (None: no such command). Only the modules whose source holds its name
+    (as the name given, or as the function's name typer derives it from) are parsed: running a command parses
+    one module, not all of them."""
+    if command is None:
+        return None
+    spellings = (command, command.replace("-", "_"))
+    for path in _command_files():
+        text = _source(path)
+        if any(spelling in text for spelling in spellings):
+            found = next((entry.module for entry in _entries(path) if entry.name == command), None)
+            if found is not None:
+                return found
+    return None

@@ -4,17 +4,20 @@ A `ColumnChunk` is what one slice of the event array reduces to (picklable, so w
 `merge` joins chunks into the trace's columns, re-coding each chunk's vocabulary into one. Only complete events
 (``ph == "X"``) become rows; ``thread_name`` metadata events are kept aside for the thread table.
 
-Every column is one pass over the slice's structs in C (``map`` of an ``attrgetter``), coded with a dict that
-numbers values by first appearance (`first_appearance_codes`): no Python code runs per event on Kineto's usual
-types. Ids (pid, tid) are coded too: a string id such as ``"Spans"`` costs one entry, not an object per event.
+Each pass over the slice's structs runs in C (``map`` of an ``attrgetter``), coded with a dict that numbers
+values by first appearance (`first_appearance_codes`): no Python code runs per event on Kineto's usual types. One
+pass codes every event's (phase, name, category, pid, tid) together: a slice holds few distinct such keys, and
+the phase filter, the thread names and those four columns are then worked out per key, not per event (a gather
+of the rows' key codes each). Ids (pid, tid) are coded too: a string id such as ``"Spans"`` costs one entry, not
+an object per event.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 import msgspec
@@ -22,12 +25,9 @@ import numpy as np
 
 from synchunt.trace import vocab
 from synchunt.trace.schema import ALL_FIELDS, LOOSE_NO_ARGS, ROWS_READ, FieldSet
-from synchunt.trace.table import CODED, COLUMNS, IDS, first_appearance_codes, value_mask
+from synchunt.trace.table import CODED, COLUMNS, FLOAT_KEYS, IDS, INT_KEYS, first_appearance_codes, value_mask
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-# The decoded columns, from the table's one list (`synchunt.trace.table.COLUMNS`).
-FLOAT_KEYS = tuple(c.name for c in COLUMNS if c.kind == "float" and not c.derived)
-INT_KEYS = tuple(c.name for c in COLUMNS if c.kind == "int" and not c.derived)
 _MISSING_RAW = (b"", b"null")
 # Column → the argument attribute it is read from, for the int and string arguments.
 _ARG_OF = {c.name: c.arg for c in COLUMNS if c.arg is not None}
@@ -52,27 +52,60 @@ class ColumnChunk(msgspec.Struct):
 
 def reduce_fast(events: list[Any], fields: FieldSet = ALL_FIELDS) -> ColumnChunk:
     """Columns of events decoded with the fast (typed) shapes."""
-    phases = list(map(_PH, events))
-    complete = events if phases.count("X") == len(phases) else list(compress(events, map("X".__eq__, phases)))
-    args = list(map(_ARGS, complete))
+    # One pass codes every event's (phase, name, category, pid, tid) at once: the phase filter, the thread names
+    # and four columns then come from those few distinct keys (and a gather of the rows' key codes each).
+    key_codes, keys = first_appearance_codes(map(_KEY, events), len(events))
+    threads = _thread_names(_pick(events, _rows_of(key_codes, [key[:2] == _THREAD_NAME for key in keys])))
+    complete = events
+    if not all(key[0] == "X" for key in keys):
+        rows = _rows_of(key_codes, [key[0] == "X" for key in keys])
+        complete = _pick(events, rows)
+        keys_complete, keys = [key[0] == "X" for key in keys], [key for key in keys if key[0] == "X"]
+        key_codes = (np.cumsum(keys_complete, dtype=np.int64) - 1)[key_codes[rows]]
     n = len(complete)
     numeric = {"ts": np.fromiter(map(_TS, complete), np.float64, n),
                "dur": np.fromiter(map(_DUR, complete), np.float64, n)}
-    coded = {"name": _code(map(_NAME, complete), n), "cat": _code(map(_CAT, complete), n),
-             "pid": _ids(map(_PID, complete), n), "tid": _ids(map(_TID, complete), n)}
-    rows = _Rows(fields, coded, n)
+    coded = {name: _by_key(coder([key[position] for key in keys]), key_codes)
+             for name, position, coder in (("name", 1, _code), ("cat", 2, _code), ("pid", 3, _ids), ("tid", 4, _ids))}
+    rows_read = _Rows(fields, coded, n)
     for key in INT_KEYS:
         if key not in fields.left_out:
-            numeric[key] = rows.fill(key, lambda chosen, k=key: _int_column(chosen, attrgetter(_ARG_OF[k])), args,
-                                     np.full(n, -1, dtype=np.int64))
-    coded["call_stack"] = _code(map(_CALL_STACK, args), n)
-    coded["sync_kind"] = rows.coded("sync_kind", lambda chosen: _code(map(_SYNC_KIND, chosen), len(chosen)), args)
+            numeric[key] = rows_read.fill(key, lambda chosen, k=key: _int_column(chosen, _ARG_GETTERS[k]), complete,
+                                          np.full(n, -1, dtype=np.int64))
+    stack = _ARG_GETTERS["call_stack"]
+    # Torch 2 writes no "Call stack" argument (stacks are python_function events): a scan to the first one found
+    # costs less than coding a column of nothing.
+    has_stacks = any(map(is_not, map(stack, complete), repeat(None)))
+    coded["call_stack"] = _code(map(stack, complete), n) if has_stacks else Coded(np.full(n, -1, np.int32), [])
+    coded["sync_kind"] = rows_read.coded(
+        "sync_kind", lambda chosen: _code(map(_ARG_GETTERS["sync_kind"], chosen), len(chosen)), complete)
     for key in ("input_types", "concrete_inputs"):
         if key not in fields.left_out:
-            get = attrgetter(_ARG_OF[key])
-            coded[key] = rows.coded(key, lambda chosen, get=get: _code_raw(map(bytes, map(get, chosen)), len(chosen)),
-                                    args)
-    return ColumnChunk(len(events), numeric, coded, _thread_names(events, phases) if "M" in phases else [])
+            get = _ARG_GETTERS[key]
+            coded[key] = rows_read.coded(
+                key, lambda chosen, get=get: _code_raw(map(bytes, map(get, chosen)), len(chosen)), complete)
+    return ColumnChunk(len(events), numeric, coded, threads)
+
+
+def _rows_of(key_codes: np.ndarray, per_key: list[bool]) -> np.ndarray:
+    """The rows whose key is one of those marked."""
+    if not any(per_key):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.array(per_key, dtype=bool)[key_codes])
+
+
+def _pick(items: list[Any], rows: np.ndarray) -> list[Any]:
+    """``items`` at ``rows`` (ascending): indexed when they are few, else filtered by a mask (one pass in C)."""
+    if len(rows) * 4 < len(items):
+        return [items[i] for i in rows.tolist()]
+    mask = np.zeros(len(items), dtype=bool)
+    mask[rows] = True
+    return list(compress(items, mask.tolist()))
+
+
+def _by_key(per_key: Coded, key_codes: np.ndarray) -> Coded:
+    """A column coded per distinct key, as codes per row."""
+    return Coded(per_key.codes[key_codes], per_key.values)
 
 
 class _Rows:
@@ -99,11 +132,7 @@ class _Rows:
         chosen = self._chosen.get(key)
         if chosen is None:
             return None, items
-        if len(chosen) * 4 < self.n:
-            return chosen, [items[i] for i in chosen.tolist()]
-        mask = np.zeros(self.n, dtype=bool)
-        mask[chosen] = True
-        return chosen, list(compress(items, mask.tolist()))
+        return chosen, _pick(items, chosen)
 
     def fill(self, key: str, column: Any, items: list[Any], out: np.ndarray) -> np.ndarray:
         chosen, picked = self.pick(key, items)
@@ -147,7 +176,9 @@ def reduce_loose(events: list[Any], fields: FieldSet = ALL_FIELDS) -> ColumnChun
     for key in ("input_types", "concrete_inputs"):
         if key not in left_out:
             coded[key] = _code_raw([bytes(getattr(a, _ARG_OF[key])) for a in args])
-    return ColumnChunk(len(events), numeric, coded, _thread_names(events, phases))
+    threads = _thread_names(e for e, phase in zip(events, phases, strict=True)
+                            if phase == "M" and e.name == "thread_name")
+    return ColumnChunk(len(events), numeric, coded, threads)
 
 
 def merge(chunks: list[ColumnChunk], fields: FieldSet = ALL_FIELDS) -> dict[str, Any]:
@@ -283,18 +314,20 @@ def _text(value: Any) -> str:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
-def _thread_names(events: list[Any], phases: list[str]) -> list[tuple[Any, Any, str]]:
+def _thread_names(events: Iterable[Any]) -> list[tuple[Any, Any, str]]:
+    """(pid, tid, name) of ``thread_name`` metadata events."""
     names = []
-    for e in compress(events, map("M".__eq__, phases)):
-        if e.name == "thread_name":
-            value = e.args.name if e.args is not None else None
-            names.append((_id(e.pid), _id(e.tid), str(value) if value is not None else ""))
+    for e in events:
+        value = e.args.name if e.args is not None else None
+        names.append((_id(e.pid), _id(e.tid), str(value) if value is not None else ""))
     return names
 
 
-_PH, _ARGS, _TS, _DUR = attrgetter("ph"), attrgetter("args"), attrgetter("ts"), attrgetter("dur")
-_NAME, _CAT, _PID, _TID = attrgetter("name"), attrgetter("cat"), attrgetter("pid"), attrgetter("tid")
-_CALL_STACK, _SYNC_KIND = attrgetter("call_stack"), attrgetter("cuda_sync_kind")
+_TS, _DUR = attrgetter("ts"), attrgetter("dur")
+_KEY = attrgetter("ph", "name", "cat", "pid", "tid")
+_THREAD_NAME = ("M", "thread_name")
+# Column → the getter of its argument, from the event (the argument columns and the sync kind).
+_ARG_GETTERS = {key: attrgetter(f"args.{arg}") for key, arg in _ARG_OF.items()}
 
 
 def code_values(values: list[Any]) -> tuple[np.ndarray, list[Any]]:

@@ -17,9 +17,10 @@ import pandas as pd
 
 from synchunt.errors import TraceError
 from synchunt.trace import vocab
-from synchunt.trace.columns import INT_KEYS, code_values, id_column
+from synchunt.trace.columns import code_values, id_column
 from synchunt.trace.decode import DecodedTrace
 from synchunt.trace.model import Trace, build
+from synchunt.trace.table import INT_KEYS
 
 
 def trace_from_hta(source: Any, rank: int | None = None, *, symbols: Any = None, min_ts: float | None = None,

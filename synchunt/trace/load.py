@@ -12,8 +12,7 @@ import msgspec
 from synchunt.errors import TraceError
 from synchunt.executor import Executor, ExecutorSpec, LocalExecutor, make_executor
 from synchunt.progress import NULL_PROGRESS, Progress
-from synchunt.trace.decode import decode
-from synchunt.trace.model import Trace, build
+from synchunt.trace.model import Trace
 from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import DEFAULT_MAX_BYTES, check_file
 
@@ -158,6 +157,10 @@ def _load_one(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
 
 
 def _decoded(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
+    # Imported here: a cached trace needs none of the decoding machinery (slices, ranges, decoders).
+    from synchunt.trace.decode import decode
+    from synchunt.trace.model import build
+
     return build(path, decode(path, max_bytes=options.max_bytes, pool=pool, progress=options.progress,
                               fields=options.fields))
 

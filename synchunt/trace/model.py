@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from synchunt.trace import vocab
-from synchunt.trace.columns import INT_KEYS
-from synchunt.trace.decode import DecodedTrace
 from synchunt.trace.source import PartialRead
 from synchunt.trace.table import (
     CODED,
     IDS,
+    INT_KEYS,
     CodedColumn,
     EventTable,
     compact,
@@ -29,6 +28,8 @@ from synchunt.trace.tree import containment
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from synchunt.trace.decode import DecodedTrace
 
 ThreadRow = tuple[Any, Any, str, str]  # pid, tid, Kineto's thread name, name
 
@@ -154,7 +155,7 @@ class Trace:
         and the pairs."""
         keys, pair_of = _lane_keys(self.table)
         distinct, codes = compact(keys)
-        return codes.reshape(-1).astype(np.int64), [pair_of(key) for key in distinct.tolist()]
+        return codes.reshape(-1).astype(np.int64, copy=False), [pair_of(key) for key in distinct.tolist()]
 
     def thread_name(self, pid: Any, tid: Any) -> str:
         try:
@@ -179,21 +180,23 @@ _FIELDS = ("path", "table", "thread_rows", "metadata", "partial")
 def host_lanes(trace: Trace) -> list[tuple[Any, Any]]:
     """The distinct (pid, tid) pairs of the host events, as Python values, in the order of `Trace.thread_lanes`.
 
-    Worked out from the host rows' keys alone: the per-row lane codes of every event (a pass over all the rows
-    and a gather) are not needed for that."""
-    keys, pair_of = _lane_keys(trace.table, trace.in_categories(vocab.HOST_CATEGORIES))
-    return [pair_of(key) for key in compact(keys)[0].tolist()]
+    Read off the per-row lane codes of `Trace.thread_lanes` (a mark per lane that a host row has): an analysis
+    with syncs reads those codes anyway, so the rows' (pid, tid) keys are worked out once, not per caller."""
+    codes, pairs = trace.thread_lanes
+    present = np.zeros(len(pairs), dtype=bool)
+    present[codes[trace.in_categories(vocab.HOST_CATEGORIES)]] = True
+    return [pairs[lane] for lane in np.flatnonzero(present).tolist()]
 
 
-def _lane_keys(table: EventTable, rows: np.ndarray | None = None) -> tuple[np.ndarray, Callable[[int], Any]]:
-    """Each row's (pid, tid) as one integer, ordered as the ids' codes (of the rows of the mask ``rows`` only,
-    when given), and the (pid, tid) pair an integer stands for."""
+def _lane_keys(table: EventTable) -> tuple[np.ndarray, Callable[[int], Any]]:
+    """Each row's (pid, tid) as one integer, ordered as the ids' codes, and the (pid, tid) pair an integer stands
+    for."""
     pid_codes, pids = table.id_codes("pid")
     tid_codes, tids = table.id_codes("tid")
-    if rows is not None:
-        pid_codes, tid_codes = pid_codes[rows], tid_codes[rows]
     width = max(len(tids), 1)
-    return pid_codes * width + tid_codes, lambda key: (pids[key // width], tids[key % width])
+    keys = pid_codes * width
+    keys += tid_codes
+    return keys, lambda key: (pids[key // width], tids[key % width])
 
 
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -272,8 +275,8 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
     rows = np.flatnonzero(host)
     if not len(rows):
         return parent, depth
-    pid_codes = factorize(pid[rows])  # the ids may be given as codes already
-    tid_codes = factorize(tid[rows])
+    pid_codes = _lane_ids(pid[rows])  # the ids may be given as codes already
+    tid_codes = _lane_ids(tid[rows])
     lane = pid_codes.astype(np.int64) * (int(tid_codes.max()) + 1) + tid_codes
     host_ts = ts[rows]
     integer_times = bool(np.all(np.mod(ts[:1000], 1.0) == 0))
@@ -281,6 +284,17 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
     parent[rows] = np.where(lane_parent >= 0, rows[np.maximum(lane_parent, 0)], -1)
     depth[rows] = lane_depth
     return parent, depth
+
+
+def _lane_ids(values: np.ndarray) -> np.ndarray:
+    """Integers that tell the ids apart, small enough to combine into one lane number: codes of coded ids as they
+    are (the lanes need distinct numbers, not dense ones), anything else `factorize`d."""
+    if values.dtype.kind in "iu" and len(values) and int(values.min()) >= 0 and int(values.max()) < _CODE_LIMIT:
+        return values
+    return factorize(values)
+
+
+_CODE_LIMIT = 1 << 24  # a pid code times a tid code stays far inside int64
 
 
 def factorize(values: np.ndarray) -> np.ndarray:

@@ -49,6 +49,9 @@ FLOATS = _of("float")
 INTS = _of("int")
 IDS = _of("id")  # int64, or object when some id is a string
 CODED = _of("coded")
+# The numeric columns a decode fills (the derived ones are computed after it).
+FLOAT_KEYS = tuple(c.name for c in COLUMNS if c.kind == "float" and not c.derived)
+INT_KEYS = tuple(c.name for c in COLUMNS if c.kind == "int" and not c.derived)
 
 class CodedColumn(msgspec.Struct, frozen=True, eq=False):
     """``codes`` (int8 to int32, -1: missing) into ``vocabulary`` (an object array of distinct values)."""

@@ -102,24 +102,34 @@ def _lane_sweep(start: np.ndarray, end: np.ndarray, eps: float) -> tuple[np.ndar
 
 def _lane_vectorized(start: np.ndarray, end: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray] | None:
     """One lane (sorted by start) in numpy; None when the lane needs the sweep (see the module docstring)."""
-    index = np.arange(len(start), dtype=np.int64)
-    ends_after = np.maximum(np.searchsorted(start, end, side="left"), index + 1)
+    m = len(start)
+    index = np.arange(m, dtype=np.int64)
+    ends_after = index + 1
+    # An event that ends before the next one starts (a leaf: most events) pops at the next one; the binary search
+    # is left to the others.
+    searched = np.flatnonzero(start[1:] < end[:-1])
+    if len(searched):
+        ends_after[searched] = np.maximum(np.searchsorted(start, end[searched], side="left"), searched + 1)
     tree = _tree_of(ends_after)
     # When no event outlasts an ancestor by more than eps, the binary search alone is the pop.
     if tree is not None and np.all(_subtree_max(end, *tree) <= end + eps):
-        return tree
+        return tree[:2]
     # Ranks keep the next-greater search exact on int32 tables (end + eps compared as a rank, not a float).
     sorted_end = np.sort(end)
     end_rank = np.searchsorted(sorted_end, end, side="left").astype(np.int32)
     limit_rank = (np.searchsorted(sorted_end, end + eps, side="right") - 1).astype(np.int32)
-    return _tree_of(np.minimum(ends_after, _first_greater_after(end_rank, limit_rank)))
+    tree = _tree_of(np.minimum(ends_after, _first_greater_after(end_rank, limit_rank)))
+    return tree[:2] if tree is not None else None
 
 
-def _tree_of(pop: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Parent and depth from each event's pop; None when some pop would leave a hole in the stack."""
+def _tree_of(pop: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None:
+    """Parent and depth from each event's pop, and the events per depth (`_levels`); None when some pop would
+    leave a hole in the stack."""
     m = len(pop)
     index = np.arange(m, dtype=np.int64)
-    depth = index - np.searchsorted(np.sort(pop), index, side="right")  # events still open at k, below it
+    # Events still open at k, below it: k minus the events popped at or before k (every pop lies past its event,
+    # in 1..m, so a count per pop and a running sum give them without sorting).
+    depth = index - np.cumsum(np.bincount(pop, minlength=m + 1)[:m])
     # The parent is the latest earlier event one level up (exact while the stack has no holes, checked below).
     parent = np.full(m, -1, dtype=np.int64)
     levels = _levels(depth)
@@ -136,7 +146,7 @@ def _tree_of(pop: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         hit = np.flatnonzero(lowest < m)
         if np.any(parent[hit] >= lowest[hit]):
             return None
-    return parent, depth
+    return parent, depth, levels
 
 
 def _levels(depth: np.ndarray) -> list[np.ndarray]:
@@ -146,10 +156,11 @@ def _levels(depth: np.ndarray) -> list[np.ndarray]:
     return np.split(order, np.cumsum(counts)[:-1])
 
 
-def _subtree_max(end: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Each event's latest end over itself and its descendants (deepest level first)."""
+def _subtree_max(end: np.ndarray, parent: np.ndarray, depth: np.ndarray,
+                 levels: list[np.ndarray]) -> np.ndarray:
+    """Each event's latest end over itself and its descendants (deepest level first; ``levels``: `_levels`)."""
     latest = end.copy()
-    for level in reversed(_levels(depth)[1:]):
+    for level in reversed(levels[1:]):
         np.maximum.at(latest, parent[level], latest[level])
     return latest
 

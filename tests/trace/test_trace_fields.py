@@ -140,3 +140,47 @@ def test_value_mask_selects_the_rows_of_the_chosen_values_whatever_their_number(
             expected = [bool(answers[c]) if c >= 0 else False for c in codes.tolist()]
             assert value_mask(codes, answers.tolist()).tolist() == expected
     assert value_mask(np.zeros(0, dtype=np.int32), [True]).tolist() == []
+
+
+def _mixed_phase_events() -> list[dict]:
+    """Complete events among metadata and instants that share their names, threads and categories; ids as ints,
+    as strings and as numeric strings; every argument the columns read, present or absent."""
+    events: list[dict] = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}}]
+    for i in range(40):
+        pid, tid = (1, 1) if i % 3 else ("Spans", "16" if i % 2 else 16)
+        events.append({"ph": "i", "name": "aten::add", "cat": "cpu_op", "pid": pid, "tid": tid, "ts": i * 10.0})
+        events.append(op("aten::add" if i % 4 else "aten::nonzero", i * 10.0, 5, pid=pid, tid=tid,
+                         **{"Concrete Inputs": ["", str(i % 2)], "Input type": ["float"], "External id": i,
+                            "Call stack": f"model.py({i % 5}): step"}))
+        events.append(op("cudaLaunchKernel", i * 10.0 + 1, 2, cat="cuda_runtime", pid=pid, tid=tid,
+                         correlation=500 + i))
+        events.append(op("kernel", i * 10.0 + 2, 1, cat="kernel", pid=0, tid=7, correlation=500 + i, stream=7))
+        if i % 10 == 0:
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": f"t{i}"}})
+    return events
+
+
+@pytest.mark.parametrize("fields", ["all", "analysis"])
+def test_the_typed_reduction_is_the_checked_one(fields):
+    """The fast reduction (one coding pass over each event's phase, name, category and ids) gives the columns the
+    loose one (every value checked in Python) gives, on events both decode."""
+    import msgspec
+
+    from synchunt.trace import schema
+    from synchunt.trace.columns import reduce_fast, reduce_loose
+
+    payload = msgspec.json.encode(_mixed_phase_events())
+    field_set = FieldSet(fields, frozenset({"aten::nonzero"}))
+    fast = reduce_fast(schema.FAST_EVENTS_DECODERS[fields].decode(payload), field_set)
+    loose = reduce_loose(schema.LOOSE_EVENTS_DECODER.decode(payload), field_set)
+    assert fast.events == loose.events and fast.threads == loose.threads
+    assert fast.threads == [("Spans", 16, "t0"), (1, 1, "t10"), (1, 1, "t20"), ("Spans", 16, "t30")]
+    assert fast.rows == 120 and fast.events == 165  # the instants and metadata are no rows
+    for key, values in fast.numeric.items():
+        np.testing.assert_array_equal(values, loose.numeric[key], err_msg=key)
+    read_everywhere = ("name", "cat", "pid", "tid", "call_stack")  # the loose reduction reads every column on every row
+    for key in (k for k in fast.coded if fields == "all" or k in read_everywhere):
+        assert fast.coded[key].values == loose.coded[key].values, key
+        np.testing.assert_array_equal(fast.coded[key].codes, loose.coded[key].codes, err_msg=key)
+    assert fast.coded["pid"].values == ["Spans", 0, 1] and fast.coded["tid"].values == [16, 7, 1]  # "16", 16: one id
+    assert fast.coded["name"].values == ["aten::nonzero", "cudaLaunchKernel", "kernel", "aten::add"]

@@ -76,7 +76,8 @@ def test_big_file_decoded_in_slices_by_workers(tmp_path, monkeypatch):
 
     monkeypatch.setattr(decode_module, "SLICE_BYTES", 16 << 10)
     original = decode_module.decode
-    monkeypatch.setattr(load_module, "decode", functools.partial(original, slice_bytes=16 << 10))
+    # load imports decode on a miss: the patched one
+    monkeypatch.setattr(decode_module, "decode", functools.partial(original, slice_bytes=16 << 10))
     pooled = load_trace(path, LoadOptions(executor=ExecutorSpec("local", workers=2), cache=False))
     assert_same_events(pooled.events, load_trace(path).events)
 
