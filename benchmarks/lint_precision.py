@@ -117,7 +117,18 @@ def print_precision(findings: list[dict], labels: list[dict]) -> None:
     gone = sum((label["file"], label["line"], label["code"]) not in now for label in labels)
     print(f"\nhand-labelled findings: {len(labels)} ({gone} no longer reported); precision = true / (true + false)"
           " (decided) and true / labelled (all, undecidable counted against)")
+    true = [label for label in labels if label["verdict"] == "true"]
+    kept = sum(now.get((label["file"], label["line"], label["code"])) in ("high", "medium") for label in true)
+    print(f"true labels still reported at the default confidence: {kept} of {len(true)}")
     tunings = sorted({label["sample"] for label in labels if _TUNING.fullmatch(label["sample"])})
+    for package in PACKAGES:
+        counts = Counter(label["verdict"] for label in labels if _TUNING.fullmatch(label["sample"])
+                         and label["file"].startswith(PACKAGES[package][1].split("/")[0] + "/")
+                         and now.get((label["file"], label["line"], label["code"])) in ("high", "medium"))
+        if counts["true"] + counts["false"]:
+            print(f"[all tuning samples] {package}: default precision "
+                  f"{counts['true'] / (counts['true'] + counts['false']):.2f} ({counts['true']} true, "
+                  f"{counts['false']} false, {counts['undecidable']} undecidable)")
     for sample in (*SAMPLES, *tunings, "all"):
         table: dict[str, Counter] = defaultdict(Counter)
         for label in labels:

@@ -118,9 +118,9 @@ class ScopeBuilder(FastVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE, kind="class"))
-        class_body = Scope("<class>", parent=self.scope)
         klass = ClassInfo()
+        self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE, kind="class", klass=klass))
+        class_body = Scope("<class>", parent=self.scope)
         ScopeBuilder(class_body, self.scopes, f"{self.prefix}{node.name}.", klass=klass).visit_body(node.body)
 
     def visit_Assign(self, node: ast.Assign) -> None:

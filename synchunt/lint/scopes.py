@@ -36,6 +36,7 @@ class Binding:
     until: int | None = None
     parameter: str = ""  # for a parameter that says nothing itself: its name (its callers may say more)
     hint: Where | None = None  # what the parameter's annotation says when its callers say nothing
+    klass: ClassInfo | None = None  # for a class of the module: its methods
 
     @property
     def module(self) -> bool:

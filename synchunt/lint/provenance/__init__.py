@@ -46,6 +46,9 @@ class Classifier:
         self._call_sites: dict[int, list[CallSite]] | None = None
         self.host_fields: frozenset[str] = frozenset()  # declared `keep_on_cpu` (see host_fields)
         self._nested: set[int] | None = None
+        # while one call's return is read with its arguments (see passing): (function, parameter) → the
+        # argument, its scope and line, and where it lives
+        self.passed_in: dict[tuple[int, str], tuple[ast.expr, Scope, int, Where]] = {}
 
     def call_sites(self) -> dict[int, list[CallSite]]:
         """The module's calls to its own functions (found on first use)."""
