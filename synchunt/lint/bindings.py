@@ -167,8 +167,9 @@ class ScopeBuilder(FastVisitor):
     def visit_If(self, node: ast.If) -> None:
         end = max(statement.end_lineno or statement.lineno for statement in node.body)
         name = _is_tensor_check(node.test)
-        if name is not None:
-            self.scope.bind(name, Binding(node.lineno, fixed=Where.TENSOR, until=end))
+        if name is not None:  # a tensor there; where it lives is what was known before the check
+            known = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node.test)
+            self.scope.bind(name, Binding(node.lineno, known, until=end, at_least=Where.TENSOR))
         name = _is_array_check(node.test)
         if name is not None:  # `if isinstance(x, np.ndarray):` x is a numpy array there
             self.scope.bind(name, Binding(node.lineno, fixed=Where.VALUE, until=end))

@@ -37,6 +37,7 @@ class Binding:
     parameter: str = ""  # for a parameter that says nothing itself: its name (its callers may say more)
     hint: Where | None = None  # what the parameter's annotation says when its callers say nothing
     klass: ClassInfo | None = None  # for a class of the module: its methods
+    at_least: Where | None = None  # what the value is when it says less (`isinstance(x, Tensor)`: a tensor)
 
     @property
     def module(self) -> bool:

@@ -135,7 +135,8 @@ class Classifier:
         if binding.path:
             return self.guarded((*key, binding.line), lambda: contents.follow(
                 self, binding.value, binding.path, owner, binding.line))  # type: ignore[arg-type]
-        return self.guarded((*key, binding.line), lambda: self.where(binding.value, owner, binding.line))
+        found = self.guarded((*key, binding.line), lambda: self.where(binding.value, owner, binding.line))
+        return binding.at_least if binding.at_least is not None and not found.is_tensor else found
 
     # -- calls ----------------------------------------------------------------------------------------
     def _Call(self, node: ast.Call, scope: Scope, line: int) -> Where:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from synchunt.lint.callsites import NOT_PASSED, argument_of
+from synchunt.lint.callsites import NOT_PASSED, argument_of, is_static
 from synchunt.lint.scopes import ITER, Scope, Step
 from synchunt.lint.where import Where
 
@@ -41,16 +41,14 @@ def called_function(func: ast.expr, scope: Scope, line: int) -> tuple[FunctionDe
         return None
     if func.value.id == "self" and scope.klass is not None:
         method = scope.klass.methods.get(func.attr)
-        return (method, not _decorated(method, "staticmethod")) if method is not None else None
+        return (method, not is_static(method)) if method is not None else None
     found = scope.lookup(func.value.id, line)
     if found is None or found[0].kind != "class" or found[0].klass is None:
         return None
     method = found[0].klass.methods.get(func.attr)
-    return (method, _decorated(method, "classmethod")) if method is not None else None
-
-
-def _decorated(function: FunctionDef, name: str) -> bool:
-    return any(isinstance(item, ast.Name) and item.id == name for item in function.decorator_list)
+    if method is None:
+        return None
+    return method, any(isinstance(item, ast.Name) and item.id == "classmethod" for item in method.decorator_list)
 
 
 def returns_at(c: Classifier, function: FunctionDef, call: ast.Call, scope: Scope, line: int, through_self: bool,

@@ -111,3 +111,23 @@ def packed(offs: torch.Tensor, n: int):
     assert _sizes_ok(offs, n)  # expect: SH201 low
     assert _sizes_ok(torch.arange(n, device="cuda"), n)  # expect: SH201 low
     assert public_clip(offs) is None
+
+
+def narrowed_host(sizes, n: int):
+    sizes = torch.tensor(sizes)
+    if isinstance(sizes, torch.Tensor):  # a tensor; still the host one built above
+        sizes = sizes.view(-1, 2)
+    h, w = sizes[0]
+    return int(h * w + n)
+
+
+class Loader:
+    @staticmethod
+    def _check_shape(name, weight, expected):
+        if tuple(weight.shape) != expected:
+            raise ValueError(name)
+        if weight.sum() > 0:  # expect: SH110 high
+            return weight
+
+    def load(self, name: str, w: torch.Tensor):
+        self._check_shape(name, w.cuda(), (2, 2))  # expect: SH110 medium
