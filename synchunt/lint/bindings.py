@@ -57,7 +57,7 @@ def _device_check(test: ast.expr) -> tuple[str, Where] | None:
     return name, Where.CPU if on_host != flipped else Where.DEVICE
 
 
-def _exits(body: list[ast.stmt]) -> bool:
+def exits_block(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
@@ -182,7 +182,7 @@ class ScopeBuilder(FastVisitor):
                 start = node.orelse[0].lineno
                 self.scope.bind(name, Binding(start - 1, fixed=outside,
                                               until=max(item.end_lineno or item.lineno for item in node.orelse)))
-            elif _exits(node.body) and self.scope.node is not None:
+            elif exits_block(node.body) and self.scope.node is not None:
                 # `if x.is_cuda: return ...`: below, x is on the other side (until the function ends)
                 self.scope.bind(name, Binding(end, fixed=outside, until=self.scope.node.end_lineno))
         self.generic_visit(node)
