@@ -9,6 +9,7 @@ Bindings made inside expressions (comprehensions, ``:=``, lambdas) are added by 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from synchunt.lint.scopes import (
     ITER,
@@ -55,6 +56,26 @@ def _device_check(test: ast.expr) -> tuple[str, Where] | None:
     if name is None or on_host is None:
         return None
     return name, Where.CPU if on_host != flipped else Where.DEVICE
+
+
+def _is_device(node: ast.expr) -> bool:
+    """``torch.device(...)`` or a name for a device (``device``, ``self.device``, ``target_device``); not
+    ``torch.cuda.device(i)``, which picks the current GPU and leaves the default device alone."""
+    if isinstance(node, ast.Call):
+        return ast.unparse(node.func) in {"torch.device", "device"}
+    return isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node).rsplit(".", 1)[-1].endswith("device")
+
+
+def _under_default_device(scope: Scope, device: ast.expr, start: int, end: int) -> None:
+    """Mark what the block's statements bound: a host tensor they build is on ``device``."""
+    for name, bindings in scope.bindings.items():
+        scope.bindings[name] = [replace(binding, default_device=device) if binding.value is not None
+                                and start <= binding.line <= end else binding for binding in bindings]
+    if scope.klass is not None:
+        for attribute, pairs in scope.klass.attributes.items():
+            scope.klass.attributes[attribute] = [
+                (replace(binding, default_device=device), owner) if owner is scope and binding.value is not None
+                and start <= binding.line <= end else (binding, owner) for binding, owner in pairs]
 
 
 def exits_block(body: list[ast.stmt]) -> bool:
@@ -193,7 +214,10 @@ class ScopeBuilder(FastVisitor):
                 for name in ast.walk(item.optional_vars):
                     if isinstance(name, ast.Name):
                         self.scope.bind(name.id, Binding(node.lineno, fixed=name_where(name.id)))
+        device = next((item.context_expr for item in node.items if _is_device(item.context_expr)), None)
         self.generic_visit(node)
+        if device is not None:  # `with torch.device(d):` factories without `device=` build on `d`
+            _under_default_device(self.scope, device, node.lineno, node.end_lineno or node.lineno)
 
     visit_AsyncWith = visit_With
 

@@ -133,9 +133,12 @@ class Classifier:
         if binding.value is None:
             return Where.UNKNOWN
         if binding.path:
-            return self.guarded((*key, binding.line), lambda: contents.follow(
+            found = self.guarded((*key, binding.line), lambda: contents.follow(
                 self, binding.value, binding.path, owner, binding.line))  # type: ignore[arg-type]
-        found = self.guarded((*key, binding.line), lambda: self.where(binding.value, owner, binding.line))
+        else:
+            found = self.guarded((*key, binding.line), lambda: self.where(binding.value, owner, binding.line))
+        if binding.default_device is not None and found is Where.CPU:
+            return calls.device_where(self, binding.default_device, owner, binding.line)
         return binding.at_least if binding.at_least is not None and not found.is_tensor else found
 
     # -- calls ----------------------------------------------------------------------------------------

@@ -131,3 +131,19 @@ class Loader:
 
     def load(self, name: str, w: torch.Tensor):
         self._check_shape(name, w.cuda(), (2, 2))  # expect: SH110 medium
+
+
+def build_map(n: int) -> torch.Tensor:
+    return torch.full((n,), -1, dtype=torch.int32)
+
+
+class ExpertMap:
+    def build(self, n: int):
+        device = torch.get_default_device()
+        with device:  # the default device: factories without `device=` build there
+            self.expert_map = build_map(n)
+        self.host_map = build_map(n)
+
+    def local_id(self, i: int) -> int:
+        on_default_device = self.expert_map[i].item()  # expect: SH109 high
+        return on_default_device + self.host_map[i].item()
