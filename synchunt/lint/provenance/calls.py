@@ -253,6 +253,9 @@ def _torch_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: in
     arguments = [item for arg in node.args
                  for item in (arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg])]
     parts = [c.where(arg, scope, line) for arg in arguments]
+    # `torch.stack(rows)` of a list built elsewhere: where its elements live
+    parts = [contents.follow(c, arg, (ITER,), scope, line) if part is Where.VALUE and isinstance(
+        arg, (ast.Name, ast.ListComp, ast.GeneratorExp)) else part for arg, part in zip(arguments, parts, strict=True)]
     found = join([part for part in parts if part.is_tensor])
     return found if found.is_tensor else Where.TENSOR
 

@@ -54,3 +54,15 @@ def unseen_callees(frames: int, ids: list, hidden: torch.Tensor):
     mixed = encoder_lengths(torch.tensor([frames]), hidden).item()  # expect: SH109 medium
     moved = encoder_lengths(torch.tensor([frames]), device="cuda").item()  # expect: SH109 medium
     return n, m, first, mixed, moved
+
+
+def patches_per_video(grid_thw: torch.Tensor, counts: list) -> torch.Tensor:
+    per_frame = grid_thw.prod(dim=1)
+    sums = [per_frame[i : i + 1].sum() for i in counts]
+    return torch.stack(sums)
+
+
+def video_patches(grids: list, counts: list, hidden: torch.Tensor):
+    host = patches_per_video(torch.tensor(grids), counts).tolist()
+    on_device = torch.stack([row.sum() for row in hidden.cuda()]).tolist()  # expect: SH201 medium
+    return host, on_device
