@@ -49,6 +49,7 @@ class Classifier:
         # while one call's return is read with its arguments (see passing): (function, parameter) → the
         # argument, its scope and line, and where it lives
         self.passed_in: dict[tuple[int, str], tuple[ast.expr, Scope, int, Where]] = {}
+        self.readings = 0  # call sites read so far (bounded: see passing.MAX_READS)
 
     def call_sites(self) -> dict[int, list[CallSite]]:
         """The module's calls to its own functions (found on first use)."""

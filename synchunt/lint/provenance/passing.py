@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 FunctionDef = ast.FunctionDef | ast.AsyncFunctionDef
 MAX_CALL_DEPTH = 4  # call sites read at once (a helper calling a helper ...); past this, the plain answer
+MAX_READS = 300  # call-site readings per module (each reads a body afresh); past this, the plain answer
 _HOST = (Where.CPU, Where.CPU_NAMED)
 _RECEIVERS = frozenset({"self", "cls"})
 
@@ -58,7 +59,7 @@ def returns_at(c: Classifier, function: FunctionDef, call: ast.Call, scope: Scop
 
     found = returns(c, function, path)
     if found not in (Where.TENSOR, Where.UNKNOWN, Where.CPU_NAMED) or len(c.passed_in) >= MAX_CALL_DEPTH or any(
-            key[0] == id(function) for key in c.passed_in):
+            key[0] == id(function) for key in c.passed_in) or c.readings >= MAX_READS:
         return found
     refined = c.guarded(("at-call", id(call), path), lambda: _read_with_arguments(
         c, function, call, scope, line, through_self, path))
@@ -79,6 +80,7 @@ def _read_with_arguments(c: Classifier, function: FunctionDef, call: ast.Call, s
             passed[id(function), parameter.arg] = (value, scope, line, c.where(value, scope, line))
     if not any(entry[3] is Where.CPU for entry in passed.values()):
         return Where.UNKNOWN  # nothing proven on the host comes in: the plain answer stands
+    c.readings += 1
     # Answers read under these arguments are theirs only, and so is what is being read: a fresh memo and a
     # fresh set of evaluations in progress (the depth bound and the one-reading-per-function rule end it).
     saved = c.memo, c.active, c.passed_in
