@@ -9,6 +9,7 @@ confidence: true / (true + false), and true / all labelled (undecidable counted 
     python benchmarks/lint_precision.py --draw 40 --seed 7 --package vllm --confidence medium   # a sample
     python benchmarks/lint_precision.py --draw-fresh 40 --seed 3141 --out benchmarks/data/lint_fresh_sample.toml
     python benchmarks/lint_precision.py --fresh benchmarks/data/lint_fresh_sample.toml   # score a labelled one
+    python benchmarks/lint_precision.py --fresh FILE --current   # only what the lint still reports today
 
 A fresh sample is drawn from the default output (high and medium confidence) of each code base, stratified by
 confidence (allocated in proportion to each stratum, at least 10 each), excluding every finding already in the
@@ -117,7 +118,18 @@ def print_precision(findings: list[dict], labels: list[dict]) -> None:
     gone = sum((label["file"], label["line"], label["code"]) not in now for label in labels)
     print(f"\nhand-labelled findings: {len(labels)} ({gone} no longer reported); precision = true / (true + false)"
           " (decided) and true / labelled (all, undecidable counted against)")
+    true = [label for label in labels if label["verdict"] == "true"]
+    kept = sum(now.get((label["file"], label["line"], label["code"])) in ("high", "medium") for label in true)
+    print(f"true labels still reported at the default confidence: {kept} of {len(true)}")
     tunings = sorted({label["sample"] for label in labels if _TUNING.fullmatch(label["sample"])})
+    for package in PACKAGES:
+        counts = Counter(label["verdict"] for label in labels if _TUNING.fullmatch(label["sample"])
+                         and label["file"].startswith(PACKAGES[package][1].split("/")[0] + "/")
+                         and now.get((label["file"], label["line"], label["code"])) in ("high", "medium"))
+        if counts["true"] + counts["false"]:
+            print(f"[all tuning samples] {package}: default precision "
+                  f"{counts['true'] / (counts['true'] + counts['false']):.2f} ({counts['true']} true, "
+                  f"{counts['false']} false, {counts['undecidable']} undecidable)")
     for sample in (*SAMPLES, *tunings, "all"):
         table: dict[str, Counter] = defaultdict(Counter)
         for label in labels:
@@ -205,11 +217,18 @@ def draw_fresh(findings: list[dict], per_package: int, seed: int, labels: list[d
     print(f"{len(entries)} findings written to {out} (seed {seed})")
 
 
-def score_fresh(path: Path) -> int:
-    """Print the precision of a labelled fresh sample; 2 when a verdict is missing or unknown."""
+def score_fresh(path: Path, current: set[tuple[str, int, str]] | None = None) -> int:
+    """Print the precision of a labelled fresh sample; 2 when a verdict is missing or unknown. With ``current``
+    (the default findings of the lint as it is now), only the sampled findings it still reports are scored: the
+    rules may have changed since the sample was drawn."""
     with path.open("rb") as handle:
         document = tomllib.load(handle)
     entries, strata = document.get("finding", []), document.get("stratum", [])
+    if current is not None:
+        kept = [entry for entry in entries if (entry["file"], entry["line"], entry["code"]) in current]
+        print(f"{len(kept)} of {len(entries)} sampled findings are still reported at the default confidence; "
+              "scoring those")
+        entries = kept
     missing = [entry for entry in entries if entry.get("verdict") not in VERDICTS]
     if missing:
         print(f"{len(missing)} of {len(entries)} findings have no verdict (one of {', '.join(VERDICTS)}); "
@@ -253,10 +272,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="write an unlabelled stratified sample of N default findings per code base to --out")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "benchmarks" / "data" / "lint_fresh_sample.toml")
     parser.add_argument("--fresh", type=Path, default=None, metavar="FILE",
-                        help="score a labelled fresh sample (no linting)")
+                        help="score a labelled fresh sample (no linting, unless --current)")
+    parser.add_argument("--current", action="store_true",
+                        help="with --fresh: lint again and score only the sampled findings still reported")
     args = parser.parse_args(argv)
     if args.fresh is not None:
-        return score_fresh(args.fresh)
+        current = None
+        if args.current:
+            current = {_key(item) for item in lint(unpack(args.work, args.wheels)) if item["confidence"] != "low"}
+        return score_fresh(args.fresh, current)
     findings = lint(unpack(args.work, args.wheels))
     labels = load_labels() if LABELS.exists() else []
     if args.draw_fresh:

@@ -9,6 +9,7 @@ Bindings made inside expressions (comprehensions, ``:=``, lambdas) are added by 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from synchunt.lint.scopes import (
     ITER,
@@ -57,7 +58,27 @@ def _device_check(test: ast.expr) -> tuple[str, Where] | None:
     return name, Where.CPU if on_host != flipped else Where.DEVICE
 
 
-def _exits(body: list[ast.stmt]) -> bool:
+def _is_device(node: ast.expr) -> bool:
+    """``torch.device(...)`` or a name for a device (``device``, ``self.device``, ``target_device``); not
+    ``torch.cuda.device(i)``, which picks the current GPU and leaves the default device alone."""
+    if isinstance(node, ast.Call):
+        return ast.unparse(node.func) in {"torch.device", "device"}
+    return isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node).rsplit(".", 1)[-1].endswith("device")
+
+
+def _under_default_device(scope: Scope, device: ast.expr, start: int, end: int) -> None:
+    """Mark what the block's statements bound: a host tensor they build is on ``device``."""
+    for name, bindings in scope.bindings.items():
+        scope.bindings[name] = [replace(binding, default_device=device) if binding.value is not None
+                                and start <= binding.line <= end else binding for binding in bindings]
+    if scope.klass is not None:
+        for attribute, pairs in scope.klass.attributes.items():
+            scope.klass.attributes[attribute] = [
+                (replace(binding, default_device=device), owner) if owner is scope and binding.value is not None
+                and start <= binding.line <= end else (binding, owner) for binding, owner in pairs]
+
+
+def exits_block(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
@@ -118,9 +139,9 @@ class ScopeBuilder(FastVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE, kind="class"))
-        class_body = Scope("<class>", parent=self.scope)
         klass = ClassInfo()
+        self.scope.bind(node.name, Binding(node.lineno, fixed=Where.VALUE, kind="class", klass=klass))
+        class_body = Scope("<class>", parent=self.scope)
         ScopeBuilder(class_body, self.scopes, f"{self.prefix}{node.name}.", klass=klass).visit_body(node.body)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -167,8 +188,9 @@ class ScopeBuilder(FastVisitor):
     def visit_If(self, node: ast.If) -> None:
         end = max(statement.end_lineno or statement.lineno for statement in node.body)
         name = _is_tensor_check(node.test)
-        if name is not None:
-            self.scope.bind(name, Binding(node.lineno, fixed=Where.TENSOR, until=end))
+        if name is not None:  # a tensor there; where it lives is what was known before the check
+            known = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node.test)
+            self.scope.bind(name, Binding(node.lineno, known, until=end, at_least=Where.TENSOR))
         name = _is_array_check(node.test)
         if name is not None:  # `if isinstance(x, np.ndarray):` x is a numpy array there
             self.scope.bind(name, Binding(node.lineno, fixed=Where.VALUE, until=end))
@@ -181,7 +203,7 @@ class ScopeBuilder(FastVisitor):
                 start = node.orelse[0].lineno
                 self.scope.bind(name, Binding(start - 1, fixed=outside,
                                               until=max(item.end_lineno or item.lineno for item in node.orelse)))
-            elif _exits(node.body) and self.scope.node is not None:
+            elif exits_block(node.body) and self.scope.node is not None:
                 # `if x.is_cuda: return ...`: below, x is on the other side (until the function ends)
                 self.scope.bind(name, Binding(end, fixed=outside, until=self.scope.node.end_lineno))
         self.generic_visit(node)
@@ -192,7 +214,10 @@ class ScopeBuilder(FastVisitor):
                 for name in ast.walk(item.optional_vars):
                     if isinstance(name, ast.Name):
                         self.scope.bind(name.id, Binding(node.lineno, fixed=name_where(name.id)))
+        device = next((item.context_expr for item in node.items if _is_device(item.context_expr)), None)
         self.generic_visit(node)
+        if device is not None:  # `with torch.device(d):` factories without `device=` build on `d`
+            _under_default_device(self.scope, device, node.lineno, node.end_lineno or node.lineno)
 
     visit_AsyncWith = visit_With
 

@@ -48,10 +48,15 @@ class _CallFinder(FastVisitor):
             target = found[0].function if found is not None else None
         elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
               and self.scope.klass is not None):
-            target, through_self = self.scope.klass.methods.get(func.attr), True
+            target = self.scope.klass.methods.get(func.attr)
+            through_self = target is not None and not is_static(target)  # `self.check(w)` of a staticmethod
         if target is not None:
             self.sites.setdefault(id(target), []).append((node, self.scope, through_self))
         self.generic_visit(node)
+
+
+def is_static(function: FunctionDef) -> bool:
+    return any(isinstance(item, ast.Name) and item.id == "staticmethod" for item in function.decorator_list)
 
 
 def argument_of(call: ast.Call, function: FunctionDef, parameter: str, through_self: bool) -> ast.expr:

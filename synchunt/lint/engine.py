@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from synchunt.findings import Confidence, Finding, Severity
-from synchunt.lint.bindings import build_scopes
+from synchunt.lint.bindings import build_scopes, exits_block
 from synchunt.lint.context import ContextFinder, ContextRules, RunContext, called_name, statement_is_cold
 from synchunt.lint.forms import Form, Hit, resolve
 from synchunt.lint.helpers import HelperSyncs
-from synchunt.lint.hostside import host_side_class, host_side_module, platform_name
+from synchunt.lint.hostside import host_branch, host_side_class, host_side_module, platform_name
 from synchunt.lint.imports import imports_torch_helpers, module_imports
 from synchunt.lint.provenance import Classifier
 from synchunt.lint.provenance.host_fields import declared_host_fields
@@ -102,6 +102,7 @@ class ModuleLinter(FastVisitor):
         self.scope: Scope = self.scopes[id(tree)]
         self.suppressions = find_suppressions(source) if honor_suppressions else {}
         self.host_side = host_side_module(path)  # processors, tokenizers, CPU backends (see hostside)
+        self.host_path = False  # inside the host branch of a device check (see hostside.host_branch)
         self.loop_depth = 0
         self.hot_context: str | None = None
         self.host_waited = False
@@ -157,7 +158,7 @@ class ModuleLinter(FastVisitor):
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         if not isinstance(node, ast.Lambda) and self._is_device_kernel(node):
             return  # Triton/Numba/CuTe kernels: Python syntax, device semantics
-        saved = (self.scope, self.loop_depth, self.hot_context, self.host_waited, self.host_side)
+        saved = (self.scope, self.loop_depth, self.hot_context, self.host_waited, self.host_side, self.host_path)
         if not isinstance(node, ast.Lambda) and platform_name(node.name):
             self.host_side = True  # `forward_cpu`, `_mlx_step`: platform code with host tensors
         scope = self.scopes.get(id(node))
@@ -166,7 +167,7 @@ class ModuleLinter(FastVisitor):
         self.scope = scope
         self.loop_depth, self.hot_context, self.host_waited = 0, None, False
         self.generic_visit(node)
-        self.scope, self.loop_depth, self.hot_context, self.host_waited, self.host_side = saved
+        self.scope, self.loop_depth, self.hot_context, self.host_waited, self.host_side, self.host_path = saved
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function
 
@@ -246,14 +247,26 @@ class ModuleLinter(FastVisitor):
         self.visit(node.test)
         # A wait inside one branch says nothing about the code after the `if`.
         self.host_waited = outer_waited or _mentions_query(node)  # `if done.query():` the work is finished
+        outer_host, on_host = self.host_path, host_branch(node.test)  # `if not x.is_cuda:` the host path
+        self.host_path = outer_host or on_host is True
         for statement in node.body:
             self.visit(statement)
         self.cold_depth -= cold
         self.host_waited = outer_waited
+        self.host_path = outer_host or on_host is False
         for statement in node.orelse:
             self.visit(statement)
         self.host_waited = outer_waited
+        # `if x.is_cuda: return ...`: the rest of the function is the host path
+        self.host_path = outer_host or (on_host is False and not node.orelse and exits_block(node.body))
         self.statement = outer_statement
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        outer = self.host_path  # `not x.is_cuda and torch.equal(x, y)`: the right side runs on the host path
+        for value in node.values:
+            self.visit(value)
+            self.host_path = self.host_path or host_branch(value) is isinstance(node.op, ast.And)
+        self.host_path = outer
 
     def _visit_cold(self, node: ast.AST) -> None:
         self.cold_depth += 1
@@ -283,7 +296,9 @@ class ModuleLinter(FastVisitor):
         # Waiting again after a wait is still an explicit sync; a read after one only reads finished work.
         data_rule = rule.kind is not Kind.EXPLICIT_SYNC
         caps = [not self.uses_torch, self.host_waited and data_rule,
-                self.host_side and data_rule and confidence is Confidence.MEDIUM]
+                self.host_side and data_rule and confidence is Confidence.MEDIUM,
+                # the host path of a device check: uploads are what it does, the rest reads host tensors
+                self.host_path and data_rule and confidence is Confidence.MEDIUM and rule.copy_direction != "HtoD"]
         if any(caps):
             confidence = Confidence.LOW
         context = self.run_context()

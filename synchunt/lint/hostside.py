@@ -7,7 +7,9 @@ tensor, still counts). Recognized by convention: a class whose name, or a base's
 from ``ProcessorMixin``/``SGLangBaseProcessor`` (not a ``LogitsProcessor``: sampling runs on the device); a
 module under a ``processors``/``processing`` folder or named ``processing_*``; CPU- and MLX-platform code: a module
 under a ``cpu``/``mlx`` folder or named with such a part, a class or function named with one (``CPUModelRunner``,
-``forward_cpu``).
+``forward_cpu``). Also the host path of a device check: the branch of ``if not x.is_cuda:`` or
+``x.device.type == "cpu"`` (the ``else`` of ``if x.is_cuda:``, the rest of a function after ``if x.is_cuda: return``,
+the right side of ``not x.is_cuda and ...``), where the code is the host fallback.
 """
 
 from __future__ import annotations
@@ -42,3 +44,21 @@ def platform_name(name: str) -> bool:
     """Whether a class or function name says CPU or MLX platform code (``CPUWorker``, ``forward_cpu``)."""
     tokens = {token.lower() for part in name.split("_") for token in _CAMEL.findall(part)}
     return bool(tokens & _PLATFORM_TOKENS)
+
+
+def host_branch(test: ast.expr) -> bool | None:
+    """``True`` when ``test`` holding proves a tensor on the host (``not x.is_cuda``, ``x.is_cpu``,
+    ``x.device.type == "cpu"``), ``False`` when it failing does (``x.is_cuda``), ``None`` for other tests."""
+    flipped = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, flipped = test.operand, not flipped
+    on_host = None
+    if isinstance(test, ast.Attribute) and test.attr in {"is_cuda", "is_cpu"}:
+        on_host = test.attr == "is_cpu"
+    elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+          and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in {"cpu", "cuda"}):
+        subject = test.left.value if isinstance(test.left, ast.Attribute) and test.left.attr == "type" else test.left
+        if isinstance(subject, ast.Attribute) and subject.attr == "device":
+            on_host = test.comparators[0].value == "cpu"
+            flipped ^= isinstance(test.ops[0], ast.NotEq)
+    return None if on_host is None else on_host != flipped

@@ -36,6 +36,9 @@ class Binding:
     until: int | None = None
     parameter: str = ""  # for a parameter that says nothing itself: its name (its callers may say more)
     hint: Where | None = None  # what the parameter's annotation says when its callers say nothing
+    klass: ClassInfo | None = None  # for a class of the module: its methods
+    at_least: Where | None = None  # what the value is when it says less (`isinstance(x, Tensor)`: a tensor)
+    default_device: ast.expr | None = None  # bound under `with torch.device(d):`: host factories build on `d`
 
     @property
     def module(self) -> bool:

@@ -39,3 +39,41 @@ def test_unknown_device_findings_drop_to_low_but_device_evidence_stays():
     assert [finding.confidence for finding in lint_source(processor, "p.py")] == [Confidence.LOW, Confidence.HIGH]
     assert [finding.confidence for finding in lint_source(model, "m.py")] == [Confidence.MEDIUM, Confidence.HIGH]
     assert [f.confidence for f in lint_source(model, "pkg/processors/m.py")] == [Confidence.LOW, Confidence.HIGH]
+
+
+HOST_PATHS = '''import torch
+
+
+def fallback(ids: torch.Tensor, context: torch.Tensor, other: torch.Tensor):
+    if ids.is_cuda:
+        return context.tolist()
+    return context.to(device=ids.device).tolist()
+
+
+def guarded(raw, compressed, x: torch.Tensor):
+    if not raw.positions.is_cuda and not torch.equal(raw.positions, compressed.positions):
+        raise RuntimeError("disagree")
+    if x.device.type == "cpu":
+        x.tolist()
+    else:
+        x.tolist()
+    return torch.equal(raw.positions, compressed.positions)
+
+
+class Pool:
+    def load(self, indices: torch.Tensor):
+        if not indices.is_cuda:
+            indices = indices.to(self.device)
+        return indices
+'''
+
+
+def test_the_host_path_of_a_device_check_is_host_side_code():
+    found = {(finding.line, finding.code): finding.confidence for finding in lint_source(HOST_PATHS, "m.py")}
+    assert found[6, "SH201"] is Confidence.MEDIUM  # the device branch
+    assert found[7, "SH201"] is Confidence.LOW  # after `if ids.is_cuda: return`
+    assert found[11, "SH113"] is Confidence.LOW  # `not raw.positions.is_cuda and ...`
+    assert (14, "SH201") not in found  # x itself is narrowed to the host there
+    assert found[16, "SH201"] is Confidence.HIGH  # the else of a host check: on the device
+    assert found[17, "SH113"] is Confidence.MEDIUM  # past the `and`: no longer on the host path
+    assert found[23, "SH202"] is Confidence.MEDIUM  # an upload on the host path is what it is there for

@@ -202,3 +202,50 @@ def test_unknown_rule_codes_in_the_table_name_the_file(project: Path):
         config.check_codes(("SH101", "SH301"))
     result = CliRunner().invoke(app, ["lint", str(project / "src")])
     assert isinstance(result.exception, UsageError) and str(path) in str(result.exception)
+
+
+STEPS = ("import torch\n"
+         "def run_iteration(x: torch.Tensor):\n    return x.item()\n"
+         "def rebuild_index(x: torch.Tensor):\n    return x.item()\n"
+         "def helper_unnamed(x: torch.Tensor):\n    return x.item()\n")
+
+
+def contexts(document: dict) -> dict[str, str]:
+    return {item["scope"]: item["context"] for item in document["findings"]}
+
+
+def test_step_functions_mark_entry_points_as_the_step_path(tmp_path: Path):
+    (tmp_path / "loop.py").write_text(STEPS)
+    _, before = lint_json(str(tmp_path))
+    write_config(tmp_path, 'step-functions = ["run_*"]\n')
+    _, after = lint_json(str(tmp_path))
+    assert contexts(before)["run_iteration"] == "unknown"
+    assert contexts(after) == {"run_iteration": "step", "rebuild_index": "unknown", "helper_unnamed": "unknown"}
+
+
+def test_cold_functions_mark_rare_functions_as_cold(tmp_path: Path):
+    (tmp_path / "loop.py").write_text(STEPS)
+    write_config(tmp_path, 'cold-functions = ["rebuild_*"]\n')
+    _, document = lint_json(str(tmp_path))
+    assert contexts(document) == {"run_iteration": "unknown", "rebuild_index": "cold", "helper_unnamed": "unknown"}
+
+
+def test_exclude_tests_false_lints_test_files(tmp_path: Path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_item.py").write_text(ITEM)
+    (tmp_path / "item.py").write_text(ITEM)
+    _, skipped = lint_json(str(tmp_path))
+    write_config(tmp_path, "exclude-tests = false\n")
+    _, linted = lint_json(str(tmp_path))
+    assert relative(skipped["findings"], tmp_path) == {("item.py", "SH109")}
+    assert relative(linted["findings"], tmp_path) == {("item.py", "SH109"), ("tests/test_item.py", "SH109")}
+
+
+def test_test_files_say_what_counts_as_a_test_file(tmp_path: Path):
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "item_check.py").write_text(ITEM)
+    (tmp_path / "test_item.py").write_text(ITEM)
+    write_config(tmp_path, 'test-files = ["checks"]\n')
+    _, document = lint_json(str(tmp_path))
+    # `checks/` is now a test folder (skipped) and `test_*.py` no longer is (the defaults are replaced)
+    assert relative(document["findings"], tmp_path) == {("test_item.py", "SH109")}

@@ -34,3 +34,29 @@ def test_every_case_has_positive_and_negative_lines():
         marked = expected(path)
         assert marked, path.name
         assert len([line for line in path.read_text().splitlines() if line.strip()]) > 2 * len(marked)
+
+
+
+def test_reading_call_sites_is_bounded_on_deeply_chained_helpers():
+    """Each call site read is a body read afresh: in a module of helpers calling helpers the readings stop at
+    a fixed budget (the plain answer stands past it), so the lint stays fast."""
+    import ast
+
+    from synchunt.lint.bindings import build_scopes
+    from synchunt.lint.imports import module_imports
+    from synchunt.lint.provenance import Classifier
+    from synchunt.lint.provenance.passing import MAX_READS
+
+    lines = ["import torch", "def f0(a, b) -> torch.Tensor:", "    return a + b"]
+    for level in range(1, 30):
+        lines += [f"def f{level}(a, b) -> torch.Tensor:",
+                  f"    x = f{level - 1}(a, b) + f{level - 1}(b, a) + f{level - 1}(a, a)",
+                  f"    return x * f{level - 1}(x, torch.tensor(1))"]
+    lines += ["def main(n: int):"] + [f"    v{j} = f29(torch.tensor(n), torch.tensor({j})).item()" for j in range(100)]
+    tree = ast.parse("\n".join(lines) + "\n")
+    scopes = build_scopes(tree)
+    classifier = Classifier(*module_imports(tree), scopes, tree)
+    main = scopes[id(tree.body[-1])]
+    for statement in tree.body[-1].body:
+        classifier.where(statement.value.func.value, main, statement.lineno)  # type: ignore[attr-defined]  # f29(...)
+    assert 0 < classifier.readings <= MAX_READS

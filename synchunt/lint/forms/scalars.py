@@ -122,3 +122,52 @@ def detect_tensor_contains(node: ast.AST, context: Context, rule: Rule, argument
                 return Hit(node, f"`{excerpt(node)}` asks a tensor whether it holds a value "
                            f"(`Tensor.__contains__` is `(x == t).any().item()`): {_READ}", confidence)
     return None
+
+
+_REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "prod", "count_nonzero", "amax", "amin", "any",
+                         "all"})
+_CASTS = frozenset({"long", "int", "to", "detach", "clone", "contiguous"})
+_MAX_NAME_HOPS = 3
+
+
+def _zero_dim(node: ast.expr, context: Context, hops: int = 0) -> bool:
+    """Whether the source shows ``node`` is a 0-dim tensor: a reduction over every element (``t.sum()``,
+    ``torch.argmax(t)``, no ``dim``), arithmetic of one with numbers, or a name bound to one."""
+    if isinstance(node, ast.Call):
+        if any(item.arg in {"dim", "axis"} for item in node.keywords):
+            return False
+        name = context.classifier.torch_function_name(node.func)
+        if name is not None:
+            return name in _REDUCTIONS and len(node.args) == 1
+        if not isinstance(node.func, ast.Attribute):
+            return False
+        if node.func.attr in _CASTS:  # `t.sum().long()`: same shape
+            return _zero_dim(node.func.value, context, hops)
+        return node.func.attr in _REDUCTIONS and not node.args
+    if isinstance(node, ast.BinOp):  # `best - step`: a 0-dim tensor with numbers
+        sides = (node.left, node.right)
+        return any(_zero_dim(side, context, hops) for side in sides) and all(
+            _zero_dim(side, context, hops) or context.where(side) is Where.VALUE for side in sides)
+    if isinstance(node, ast.UnaryOp):
+        return _zero_dim(node.operand, context, hops)
+    if isinstance(node, ast.Name) and hops < _MAX_NAME_HOPS:
+        found = context.scope.lookup(node.id, node.lineno)
+        if found is not None and found[0].value is not None and not found[0].path:
+            return _zero_dim(found[0].value, context, hops + 1)
+    return False
+
+
+@register("scalar-index", ast.Subscript)
+def detect_scalar_index(node: ast.AST, context: Context, rule: Rule, argument: str | None) -> Hit | None:
+    """``alphas[t]`` with a 0-dim integer tensor ``t`` (``t = ids.argmax()``): indexing turns such an index
+    into a Python int with ``t.item()`` before selecting (advanced indexing with a 1-dim index does not)."""
+    assert isinstance(node, ast.Subscript)
+    if not context.where(node.value).is_tensor:
+        return None  # a dict hashes a tensor key by identity; a list is rarely indexed so
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    for part in parts:
+        confidence = _tensor_confidence(context.where(part)) if _zero_dim(part, context) else None
+        if confidence is not None:
+            return Hit(node, f"`{excerpt(node)}` indexes with a 0-dim tensor (`{excerpt(part, 40)}`): the index is "
+                       f"turned into a Python int first, so {_READ}", confidence)
+    return None

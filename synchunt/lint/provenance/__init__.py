@@ -46,6 +46,10 @@ class Classifier:
         self._call_sites: dict[int, list[CallSite]] | None = None
         self.host_fields: frozenset[str] = frozenset()  # declared `keep_on_cpu` (see host_fields)
         self._nested: set[int] | None = None
+        # while one call's return is read with its arguments (see passing): (function, parameter) → the
+        # argument, its scope and line, and where it lives
+        self.passed_in: dict[tuple[int, str], tuple[ast.expr, Scope, int, Where]] = {}
+        self.readings = 0  # call sites read so far (bounded: see passing.MAX_READS)
 
     def call_sites(self) -> dict[int, list[CallSite]]:
         """The module's calls to its own functions (found on first use)."""
@@ -130,9 +134,13 @@ class Classifier:
         if binding.value is None:
             return Where.UNKNOWN
         if binding.path:
-            return self.guarded((*key, binding.line), lambda: contents.follow(
+            found = self.guarded((*key, binding.line), lambda: contents.follow(
                 self, binding.value, binding.path, owner, binding.line))  # type: ignore[arg-type]
-        return self.guarded((*key, binding.line), lambda: self.where(binding.value, owner, binding.line))
+        else:
+            found = self.guarded((*key, binding.line), lambda: self.where(binding.value, owner, binding.line))
+        if binding.default_device is not None and found is Where.CPU:
+            return calls.device_where(self, binding.default_device, owner, binding.line)
+        return binding.at_least if binding.at_least is not None and not found.is_tensor else found
 
     # -- calls ----------------------------------------------------------------------------------------
     def _Call(self, node: ast.Call, scope: Scope, line: int) -> Where:

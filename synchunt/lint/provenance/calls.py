@@ -7,7 +7,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from synchunt.lint.callsites import NOT_PASSED, argument_of
-from synchunt.lint.provenance import contents
+from synchunt.lint.provenance import contents, passing
 from synchunt.lint.provenance.syntax import constant_device, dotted_name, is_true, keyword
 from synchunt.lint.provenance.tables import (
     FACTORIES,
@@ -56,9 +56,9 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
         return Where.DEVICE
     if method == "to":
         return _to_call(c, node, scope, line)
-    local = local_method(func, scope)
+    local = passing.called_function(func, scope, line)
     if local is not None:
-        return returns(c, local, ())
+        return passing.returns_at(c, local[0], node, scope, line, local[1])
     source = c.where(receiver, scope, line)
     if source.is_tensor:
         return source
@@ -70,11 +70,11 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
     if source is Where.VALUE:
         # the methods of plain values (numbers, strings, containers, numpy arrays) give plain values
         # (`np.arange(n).sum()`); a module's function or an object's method may return anything
-        plain = method in PLAIN_VALUE_METHODS and not is_module(receiver, scope, line)
-        return Where.VALUE if plain else Where.UNKNOWN
-    if method in TENSOR_ONLY_METHODS:
+        if method in PLAIN_VALUE_METHODS and not is_module(receiver, scope, line):
+            return Where.VALUE
+    elif method in TENSOR_ONLY_METHODS:
         return Where.TENSOR
-    return Where.UNKNOWN
+    return Where.CPU_NAMED if passing.host_in_host_out(c, node, scope, line) else Where.UNKNOWN
 
 
 def _name_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int) -> Where:
@@ -82,7 +82,7 @@ def _name_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int
     if found is not None:
         binding = found[0]
         if binding.function is not None:
-            return returns(c, binding.function, ())
+            return passing.returns_at(c, binding.function, node, scope, line, False)
         if binding.kind == "class":
             return Where.VALUE  # an object of a class of this module
         if binding.kind != "module" and binding.fixed is None:
@@ -96,7 +96,10 @@ def _name_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int
         return found_sum if found_sum in (Where.VALUE, *_TENSOR_WHERES) else Where.UNKNOWN
     if name == "abs" and node.args:
         return c.where(node.args[0], scope, line)
-    return Where.VALUE if name in VALUE_BUILTINS else Where.UNKNOWN
+    if name in VALUE_BUILTINS:
+        return Where.VALUE
+    unseen = found is None or found[0].module
+    return Where.CPU_NAMED if unseen and passing.host_in_host_out(c, node, scope, line) else Where.UNKNOWN
 
 
 def _is_processor(func: ast.expr) -> bool:
@@ -127,15 +130,27 @@ def local_function(func: ast.expr, scope: Scope, line: int) -> ast.FunctionDef |
     return None
 
 
-def returns(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...]) -> Where:
-    """Where what ``function`` returns lives (or what ``path`` reaches inside it)."""
-    return c.guarded(("returns", id(function), path), lambda: _returns(c, function, path))
+def returns(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...],
+            body_only: bool = False) -> Where:
+    """Where what ``function`` returns lives (or what ``path`` reaches inside it): its annotation, unless it
+    only says "a tensor" and the ``return`` statements show host tensors; ``body_only``: the statements."""
+    return c.guarded(("returns", id(function), path, body_only), lambda: _returns(c, function, path, body_only))
 
 
-def _returns(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...]) -> Where:
-    declared = annotation_part_where(function.returns, path) if path else annotation_where(function.returns)
-    if declared is not None:
+def _returns(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...],
+             body_only: bool) -> Where:
+    declared = None
+    if not body_only:
+        declared = annotation_part_where(function.returns, path) if path else annotation_where(function.returns)
+    if declared is not None and declared is not Where.TENSOR:
         return declared
+    found = _returned(c, function, path)
+    if declared is Where.TENSOR:  # `-> torch.Tensor` over `return x.cpu()`: the statements say more
+        return found if found in (Where.CPU, Where.CPU_NAMED) else declared
+    return found
+
+
+def _returned(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, path: tuple[Step, ...]) -> Where:
     scope = c.scopes.get(id(function))
     if scope is None:
         return Where.UNKNOWN
@@ -177,6 +192,9 @@ def parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunction
 
 def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
                      path: tuple[Step, ...]) -> Where:
+    passed = passing.passed_where(c, function, name, path)
+    if passed is not None:
+        return passed  # the one call being read (see passing)
     sites = c.call_sites().get(id(function), [])
     if not sites:
         return Where.UNKNOWN
@@ -235,6 +253,9 @@ def _torch_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: in
     arguments = [item for arg in node.args
                  for item in (arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg])]
     parts = [c.where(arg, scope, line) for arg in arguments]
+    # `torch.stack(rows)` of a list built elsewhere: where its elements live
+    parts = [contents.follow(c, arg, (ITER,), scope, line) if part is Where.VALUE and isinstance(
+        arg, (ast.Name, ast.ListComp, ast.GeneratorExp)) else part for arg, part in zip(arguments, parts, strict=True)]
     found = join([part for part in parts if part.is_tensor])
     return found if found.is_tensor else Where.TENSOR
 

@@ -166,13 +166,13 @@ def _written(c: Classifier, items: list[tuple[Content, Scope]], path: Path) -> l
 
 
 def _call(c: Classifier, node: ast.Call, step: Step, rest: Path, scope: Scope, line: int) -> Where | None:
-    from synchunt.lint.provenance.calls import local_function, returns  # calls imports this module
+    from synchunt.lint.provenance import passing  # imports this module
 
     path = (step, *rest)
     func = node.func
-    function = local_function(func, scope, line)
+    function = passing.called_function(func, scope, line)
     if function is not None:
-        return returns(c, function, path)
+        return passing.returns_at(c, function[0], node, scope, line, function[1], path)
     if isinstance(func, ast.Attribute):
         method, receiver = func.attr, func.value
         if method in HOST_CONTAINER_METHODS or c.numpy_root(func):
@@ -204,3 +204,4 @@ def _call(c: Classifier, node: ast.Call, step: Step, rest: Path, scope: Scope, l
     if name in PASS_THROUGH_BUILTINS and arguments:
         return _part(c, arguments[-1] if name == "filter" else arguments[0], path, scope, line)
     return Where.UNKNOWN
+

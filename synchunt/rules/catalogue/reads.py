@@ -193,7 +193,7 @@ READ_RULES: tuple[Rule, ...] = (
                     "builtin-minmax:max", "builtin-minmax:min",
                     *(f"tensor-of-tensors:{name}" for name in (*TENSOR_BUILDERS, *TYPED_CONSTRUCTORS)),
                     *(f"size-from-tensor:{name}" for name in SIZED_FACTORIES), "size-from-tensor:range",
-                    "sequence-repeat", "tensor-contains"),
+                    "sequence-repeat", "tensor-contains", "scalar-index"),
     ),
     Rule(
         code="SH110",

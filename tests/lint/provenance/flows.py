@@ -111,3 +111,39 @@ def packed(offs: torch.Tensor, n: int):
     assert _sizes_ok(offs, n)  # expect: SH201 low
     assert _sizes_ok(torch.arange(n, device="cuda"), n)  # expect: SH201 low
     assert public_clip(offs) is None
+
+
+def narrowed_host(sizes, n: int):
+    sizes = torch.tensor(sizes)
+    if isinstance(sizes, torch.Tensor):  # a tensor; still the host one built above
+        sizes = sizes.view(-1, 2)
+    h, w = sizes[0]
+    return int(h * w + n)
+
+
+class Loader:
+    @staticmethod
+    def _check_shape(name, weight, expected):
+        if tuple(weight.shape) != expected:
+            raise ValueError(name)
+        if weight.sum() > 0:  # expect: SH110 high
+            return weight
+
+    def load(self, name: str, w: torch.Tensor):
+        self._check_shape(name, w.cuda(), (2, 2))  # expect: SH110 medium
+
+
+def build_map(n: int) -> torch.Tensor:
+    return torch.full((n,), -1, dtype=torch.int32)
+
+
+class ExpertMap:
+    def build(self, n: int):
+        device = torch.get_default_device()
+        with device:  # the default device: factories without `device=` build there
+            self.expert_map = build_map(n)
+        self.host_map = build_map(n)
+
+    def local_id(self, i: int) -> int:
+        on_default_device = self.expert_map[i].item()  # expect: SH109 high
+        return on_default_device + self.host_map[i].item()
