@@ -43,3 +43,18 @@ def test_allow_loaded_prints_but_stays_marked(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(machine.os, "getloadavg", lambda: (next(readings), 0.0, 0.0))
     verdict = machine.Quietness(load_before=machine.load_average(), allow_loaded=True).after()
     assert verdict.exit_code == 0 and verdict.line.startswith("NOISE")
+
+
+def test_every_benchmark_that_times_asks_whether_the_machine_is_quiet() -> None:
+    """A benchmark that reads a clock reports through the quiet check (``Quietness``), so no timing taken on a
+    loaded machine comes out as a result."""
+    import re
+
+    clocks = re.compile(r"\b(perf_counter|process_time|thread_time|monotonic)(_ns)?\(")
+    benchmarks = Path(__file__).parents[2] / "benchmarks"
+    timing = [path for path in sorted(benchmarks.rglob("*.py")) if clocks.search(path.read_text())]
+    assert timing, "no benchmark reads a clock: the pattern is stale"
+    helpers = {"machine.py", "bare_decode.py", "instrument.py", "profile_phases.py", "plain_run.py"}
+    unchecked = [path.relative_to(benchmarks).as_posix() for path in timing
+                 if path.name not in helpers and "Quietness" not in path.read_text()]
+    assert unchecked == []
