@@ -54,7 +54,7 @@ def exact_lines(records: Sequence[Sync], trace: Trace, *, guard_lines: bool = Tr
             resolved.append(msgspec.structs.replace(record, call_site=msgspec.structs.replace(site, line_note=note)))
             continue
         exact = msgspec.structs.replace(site, line=found.lines[0], def_line=site.def_line or site.line,
-                                        line_source="exact", line_note=None)
+                                        line_source="exact", line_note=_from_source(site.function, record.rule))
         resolved.append(msgspec.structs.replace(record, call_site=exact, stack=_with_line(record.stack, site, exact)))
     return tuple(resolved)
 
@@ -75,6 +75,12 @@ def _with_line(stack: tuple[Frame, ...], was: CallSite, now: CallSite) -> tuple[
     return tuple(Frame(frame.file, now.line, frame.function)
                  if (frame.file, frame.line, frame.function) == (was.file, was.line, was.function) else frame
                  for frame in stack)
+
+
+def _from_source(function: str, rule: str) -> str:
+    """What a line found in the source rests on: no signal saw it, the forms found no other in the function."""
+    return (f"line from the source: the one line of {function}() matching {rule}'s forms (the trace names only the "
+            f"function; a sync at a line no form matches is counted here too)")
 
 
 def _why_def(function: str, rule: str, *, readable: bool) -> str:

@@ -279,3 +279,13 @@ def test_a_guard_pass_that_took_another_path_lends_no_line_and_adds_no_sync(tmp_
     assert analysis.records[0].call_site.line_note
     assert analysis.traces[0].guard_diverged == 2
     assert any("took another path" in note for note in analysis.notes)
+
+
+def test_a_line_only_the_source_gave_says_so(per_rule: dict[str, synchunt.Analysis]) -> None:
+    """Without the guard a trace names functions only; a line found as the one form match in the function is a
+    claim of the source, not a signal's, and says so (a sync at a line no form matches would land there too)."""
+    from_source = [r.call_site for r in per_rule["trace"].records if r.call_site.line_source == "exact"]
+    assert from_source and all(site.line_note and site.line_note.startswith("line from the source")
+                               for site in from_source)
+    assert all(r.call_site.line_note is None for r in per_rule["both"].records
+               if r.call_site.line_source == "runtime")

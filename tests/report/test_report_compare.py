@@ -94,8 +94,10 @@ def test_report_compare_json_and_text(masked: Analysis, sliced: Analysis) -> Non
 
 def test_report_compare_identical_runs_report_no_change(masked: Analysis) -> None:
     """Timing jitter is not a change: the same syncs at the same sites with a stall within the noise threshold."""
-    confirmed = _confirmed(masked)
-    data = confirmed.to_json()
+    data = _confirmed(masked).to_json()
+    for sync in data["syncs"]:
+        sync["stall_us"] = 100.0  # fixed, not this machine's speed: the default floor is absolute as well as relative
+    confirmed = Analysis.from_json(data)
     for sync in data["syncs"]:
         sync["stall_us"] *= 1.05  # 5 % slower: within the default 10 %
     comparison = compare(confirmed, Analysis.from_json(data))
