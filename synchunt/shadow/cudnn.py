@@ -131,18 +131,17 @@ HOST_KERNELS: dict[str, HostKernel] = {
 }
 
 
-_BY_OP: dict[int, tuple[HostKernel | None, Any]] = {}  # by id, as synchunt.shadow.ops keeps its infos
+_BY_OP: dict[int, tuple[str | None, Any]] = {}  # by id, as synchunt.shadow.ops keeps its infos
 
 
 def host_kernel(func: torch._ops.OpOverload) -> HostKernel | None:
     """The host kernel standing in for ``func``'s CUDA-only kernel (its ``out=`` overloads are not emulated)."""
     known = _BY_OP.get(id(func))
     if known is None:
-        kernel = None
-        if func._overloadname != "out" and func.namespace == "aten":
-            kernel = HOST_KERNELS.get(func._schema.name.removeprefix("aten::"))
-        known = _BY_OP[id(func)] = (kernel, func)
-    return known[0]
+        packet = func._schema.name.removeprefix("aten::")
+        emulated = func._overloadname != "out" and func.namespace == "aten" and packet in HOST_KERNELS
+        known = _BY_OP[id(func)] = (packet if emulated else None, func)
+    return HOST_KERNELS[known[0]] if known[0] is not None else None
 
 
 # The Python entry points of torch's RNNs, run with cuDNN off (see the module's docstring): the functional ones

@@ -15,7 +15,7 @@ import torch
 
 from synchunt.shadow import cudnn, state
 from synchunt.shadow.notes import NoteKind, note, user_frame
-from synchunt.shadow.ops import OpInfo, op_info
+from synchunt.shadow.ops import HOST_RESULTS, OpInfo, op_info
 from synchunt.shadow.tensor import HOST, ShadowTensor
 
 _PRE_DISPATCH = torch._C.DispatchKey.PreDispatch
@@ -126,6 +126,9 @@ def run(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, An
         return _written(func, info, args, kwargs, out)
     if target is None and not pin and (not info.may_pin or not _pins(info, args, kwargs, scan)):
         return out
+    if target is not None and info.packet in HOST_RESULTS:
+        kept = HOST_RESULTS[info.packet]
+        return type(out)(item if position in kept else ShadowTensor(item, target) for position, item in enumerate(out))
     return _wrap(out, target if target is not None else HOST)
 
 

@@ -30,6 +30,9 @@ ACCEPTS_HOST_OPERANDS = frozenset({
 SPECIAL_PACKETS = frozenset({"record_stream", "is_pinned", "_pin_memory", "_fused_sdp_choice",
                              "_use_cudnn_ctc_loss", "_use_miopen_ctc_loss"})
 
+# Ops some of whose results CUDA leaves on the host, by position: a packed sequence's batch sizes.
+HOST_RESULTS: dict[str, tuple[int, ...]] = {"_pack_padded_sequence": (1,)}
+
 # Namespaces whose ops are torch's own (their CUDA semantics are the aten semantics emulated here).
 TORCH_NAMESPACES = frozenset({"aten", "prims"})
 
