@@ -14,7 +14,8 @@ kernel. What the emulation does for each follows from what a GPU run does at the
   for the offsets), so it cannot be run on the host. Its host side reads no device data (a packed sequence's
   ``batch_sizes`` are already on the host), as the native path's does not: the RNN entry points run with cuDNN
   switched off for the call (saved and restored, so the user's ``torch.backends.cudnn.enabled`` reads as set),
-  and the native path's fused cells run here on host kernels computing what RNN.cu's kernels compute.
+  and the native path's fused cells run here on host kernels computing what RNN.cu's kernels compute. The flag is
+  process-wide: another thread's batch norm during that call takes the native kernel, which reads no more.
 - **CTC loss** (LossCTC.cpp ``ctc_loss_impl`` and cudnn/LossCTC.cpp ``_use_cudnn_ctc_loss``): here the two paths
   differ at the host. cuDNN's takes 1-D int32 targets in host memory and host lengths; ATen's kernel copies the
   lengths to the device, blocking. So the choice is answered as a CUDA build with cuDNN answers it, from the

@@ -22,7 +22,9 @@ ACCEPTS_HOST_OPERANDS = frozenset({
     "copy_", "copy", "_copy_from", "_copy_from_and_resize", "_to_copy", "lift_fresh", "set_",
     "index", "_unsafe_index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index_put",
     # CTC takes its lengths on the host (the tensor overloads read them there); cuDNN's, its targets too
-    "_ctc_loss", "_cudnn_ctc_loss", "_use_cudnn_ctc_loss", "_use_miopen_ctc_loss",
+    "_ctc_loss", "_cudnn_ctc_loss",
+    # a packed sequence's lengths and batch sizes live on the host (torch refuses them elsewhere)
+    "_pack_padded_sequence", "_pad_packed_sequence",
 })
 
 # Ops the emulation answers itself (synchunt.shadow.dispatch): no stream to record on, pinned-ness, pinning,

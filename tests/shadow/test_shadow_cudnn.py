@@ -76,10 +76,14 @@ def test_a_packed_sequence_runs_through_the_native_cells() -> None:
     module = nn.LSTM(3, 4)
     x, lengths = torch.randn(5, 3, 3), torch.tensor([5, 3, 2])
     want, _ = module(nn.utils.rnn.pack_padded_sequence(x, lengths))
-    with shadow_device():
+    with shadow_device() as shadow:
         packed = nn.utils.rnn.pack_padded_sequence(x.cuda(), lengths)
         got, _ = copy.deepcopy(module).to("cuda")(packed)
+        padded, got_lengths = nn.utils.rnn.pad_packed_sequence(got)
+    assert packed.batch_sizes.device.type == "cpu" and not isinstance(packed.batch_sizes, ShadowTensor)
     torch.testing.assert_close(_host(got.data), want.data)
+    assert padded.is_cuda and got_lengths.tolist() == lengths.tolist()
+    assert shadow.notes == ()  # the lengths and batch sizes are the host's, as torch wants them
 
 
 def test_rnns_run_with_cudnn_off_and_the_users_flag_is_left_as_set(monkeypatch) -> None:
