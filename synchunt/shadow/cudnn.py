@@ -12,7 +12,8 @@ kernel. What the emulation does for each follows from what a GPU run does at the
 - **RNNs** (``use_cudnn`` in RNN.cpp, ``cudnn_is_acceptable``; ``flatten_parameters`` in torch/nn/modules/rnn.py):
   cuDNN's kernel packs the weights in a layout cuDNN alone knows (``_cudnn_rnn_flatten_weight`` asks the library
   for the offsets), so it cannot be run on the host. Its host side reads no device data (a packed sequence's
-  ``batch_sizes`` are already on the host), as the native path's does not: the RNN entry points run with cuDNN
+  ``batch_sizes`` are already on the host; cudnn/RNN.cpp passes cuDNN no device sequence lengths, ``nullptr``),
+  as the native path's does not: the RNN entry points run with cuDNN
   switched off for the call (saved and restored, so the user's ``torch.backends.cudnn.enabled`` reads as set),
   and the native path's fused cells run here on host kernels computing what RNN.cu's kernels compute. The flag is
   process-wide: another thread's batch norm during that call takes the native kernel, which reads no more.
