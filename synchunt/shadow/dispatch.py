@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
-from synchunt.shadow import state
-from synchunt.shadow.notes import NoteKind, note
-from synchunt.shadow.ops import OpInfo, op_info
+from synchunt.shadow import cudnn, state
+from synchunt.shadow.notes import NoteKind, note, user_frame
+from synchunt.shadow.ops import HOST_RESULTS, OpInfo, op_info
 from synchunt.shadow.tensor import HOST, ShadowTensor
 
 _PRE_DISPATCH = torch._C.DispatchKey.PreDispatch
@@ -63,11 +63,17 @@ def _put(info: OpInfo, slot: tuple[int, str] | None, args: list[Any], kwargs: di
 
 
 def _call(func: torch._ops.OpOverload, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    kernel = cudnn.host_kernel(func) or func._op  # a CUDA-only op (cuDNN's, a fused cell): its host stand-in
+    return _host(kernel, *args, **kwargs)
+
+
+def _host(kernel: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``kernel`` run as the emulation's own work, unseen by the guard (which saw the user's op)."""
     if not _is_included(_PRE_DISPATCH) or _is_excluded(_PRE_DISPATCH):
-        return func._op(*args, **kwargs)
+        return kernel(*args, **kwargs)
     _set_excluded(_PRE_DISPATCH, True)
     try:
-        return func._op(*args, **kwargs)
+        return kernel(*args, **kwargs)
     finally:
         _set_excluded(_PRE_DISPATCH, False)
 
@@ -113,12 +119,16 @@ def run(func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, An
         if "CPU" not in str(error):
             raise
         note(NoteKind.NO_HOST_KERNEL, info.name, "a CUDA-only op with no host kernel to emulate it")
-        raise RuntimeError(f"shadow device: {info.name} has no host kernel to emulate it with "
-                           "(a CUDA-only op)") from None
+        file, line, _ = user_frame()
+        raise RuntimeError(f"shadow device: {info.name}, called at {file}:{line}, has no host kernel to emulate "
+                           "it with (a CUDA-only op)") from None
     if info.writes is not None:
         return _written(func, info, args, kwargs, out)
     if target is None and not pin and (not info.may_pin or not _pins(info, args, kwargs, scan)):
         return out
+    if target is not None and info.packet in HOST_RESULTS:
+        kept = HOST_RESULTS[info.packet]
+        return type(out)(item if position in kept else ShadowTensor(item, target) for position, item in enumerate(out))
     return _wrap(out, target if target is not None else HOST)
 
 
@@ -193,11 +203,32 @@ def _sdp_choice(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int
     return _MATH_ATTENTION
 
 
+def _use_cudnn_ctc_loss(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a CUDA build takes cuDNN's CTC kernel here (synchunt.shadow.cudnn): read on the host data, as the
+    GPU run's own choice reads lengths already on the host."""
+    names = [argument.name for argument in func._schema.arguments]
+    bound = dict(zip(names, args, strict=False)) | kwargs
+    lengths = [bound["input_lengths"], bound["target_lengths"]]
+    read = _host(lambda: [_host_lengths(value) for value in lengths])
+    return cudnn.use_cudnn_ctc_loss(bound["log_probs"], bound["targets"], read[0], read[1], int(bound["blank"]))
+
+
+def _use_miopen_ctc_loss(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """MIOpen's CTC choice: the shadow device stands for a CUDA machine, which has no MIOpen."""
+    return False
+
+
+def _host_lengths(value: Any) -> list[int]:
+    return cudnn.read_lengths(value.host if isinstance(value, ShadowTensor) else value)
+
+
 _SPECIAL: dict[str, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {  # by packet (ops.SPECIAL_PACKETS)
     "record_stream": _record_stream,
     "is_pinned": _is_pinned,
     "_pin_memory": _pin_memory,
     "_fused_sdp_choice": _sdp_choice,
+    "_use_cudnn_ctc_loss": _use_cudnn_ctc_loss,
+    "_use_miopen_ctc_loss": _use_miopen_ctc_loss,
 }
 
 

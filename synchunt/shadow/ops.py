@@ -21,11 +21,19 @@ Slot = tuple[int, str]  # (position, name) of a schema argument
 ACCEPTS_HOST_OPERANDS = frozenset({
     "copy_", "copy", "_copy_from", "_copy_from_and_resize", "_to_copy", "lift_fresh", "set_",
     "index", "_unsafe_index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index_put",
+    # CTC takes its lengths on the host (the tensor overloads read them there); cuDNN's, its targets too
+    "_ctc_loss", "_cudnn_ctc_loss",
+    # a packed sequence's lengths and batch sizes live on the host (torch refuses them elsewhere)
+    "_pack_padded_sequence", "_pad_packed_sequence",
 })
 
 # Ops the emulation answers itself (synchunt.shadow.dispatch): no stream to record on, pinned-ness, pinning,
-# and the attention kernel choice (a GPU's fused kernels have no host implementation).
-SPECIAL_PACKETS = frozenset({"record_stream", "is_pinned", "_pin_memory", "_fused_sdp_choice"})
+# the attention kernel choice (a GPU's fused kernels have no host implementation) and the CTC kernel choice.
+SPECIAL_PACKETS = frozenset({"record_stream", "is_pinned", "_pin_memory", "_fused_sdp_choice",
+                             "_use_cudnn_ctc_loss", "_use_miopen_ctc_loss"})
+
+# Ops some of whose results CUDA leaves on the host, by position: a packed sequence's batch sizes.
+HOST_RESULTS: dict[str, tuple[int, ...]] = {"_pack_padded_sequence": (1,)}
 
 # Namespaces whose ops are torch's own (their CUDA semantics are the aten semantics emulated here).
 TORCH_NAMESPACES = frozenset({"aten", "prims"})

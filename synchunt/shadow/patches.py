@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from synchunt.shadow import cuda_api, state
+from synchunt.shadow import cuda_api, cudnn, state
 from synchunt.shadow.notes import NoteKind, note
 from synchunt.shadow.tensor import HOST, ShadowTensor
 
@@ -203,6 +203,11 @@ class Swapped:
         self._set(torch, "load", _load(torch.load))
         compatible = torch._has_compatible_shallow_copy_type
         self._set(torch, "_has_compatible_shallow_copy_type", _shallow_copy_type(compatible))
+        # cuDNN's RNN kernel cannot run on the host: RNNs take torch's native path (synchunt.shadow.cudnn)
+        for name in cudnn.RNN_FUNCTIONS:
+            self._set(torch._VF, name, cudnn.without_cudnn(getattr(torch._VF, name)))
+        rnn = torch.nn.modules.rnn.RNNBase
+        self._set(rnn, "flatten_parameters", cudnn.without_cudnn(rnn.flatten_parameters))
 
     def _set(self, owner: Any, name: str, value: Any) -> None:
         self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
