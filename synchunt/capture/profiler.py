@@ -14,6 +14,7 @@ import platform
 import tempfile
 import threading
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,13 @@ def torch_notes(version: str) -> tuple[str, ...]:
     return (f"torch {version} is older than {oldest}, the oldest release synchunt's profiler is tested with",)
 
 
+def warmup_note(warmup: int) -> tuple[str, ...]:
+    if warmup:
+        return ()
+    return ("no warm-up step (--warmup 0): the recorded step pays first-call costs (library initialization, "
+            "allocator growth) that steady state does not",)
+
+
 def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = None) -> Capture:
     """Profile ``target``: set up, then warm-up + recorded steps on a thread named ``target.thread_name``.
 
@@ -151,7 +159,8 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
         write_gzip_with_metadata(raw_path, final, metadata)
     records = tuple(metadata[GUARD_PASS_KEY]["records"]) if guard is not None else ()
     return Capture(path=final, metadata=metadata, native_log=native_log, guard_records=records,
-                   notes=torch_notes(torch.__version__))  # the shadow device's notes: in the analysis (every format)
+                   # the shadow device's notes are the analysis's (every format), not the capture's
+                   notes=torch_notes(torch.__version__) + warmup_note(settings.warmup))
 
 
 def _enter_emulation(target: Target) -> Any:
@@ -197,10 +206,11 @@ def _run(target: Target, settings: CaptureSettings, raw_path: Path, log_path: Pa
         def export(prof: Any) -> None:
             prof.export_chrome_trace(str(raw_path))
 
+        with warnings.catch_warnings():  # --warmup 0 was asked for: said once as a note (warmup_note), not as
+            warnings.filterwarnings("ignore", message=".*won't be using warmup")  # torch's warning at our line
+            schedule = profiler.schedule(wait=0, warmup=settings.warmup, active=settings.iterations, repeat=1)
         prof = profiler.profile(activities=activities, record_shapes=settings.record_shapes,
-                                with_stack=settings.with_stack, on_trace_ready=export,
-                                schedule=profiler.schedule(wait=0, warmup=settings.warmup,
-                                                           active=settings.iterations, repeat=1), **extra)
+                                with_stack=settings.with_stack, on_trace_ready=export, schedule=schedule, **extra)
         with profiler_call(log_path, naming):
             prof.start()
         try:

@@ -120,3 +120,15 @@ def test_parameter_types_from_annotations_then_defaults() -> None:
 def test_title_names_a_workload_variant() -> None:
     target = Target(name="hicache-dcp", label="masked", setup=lambda: None, step=lambda s: None, thread_name="x")
     assert target.title == "hicache-dcp masked"
+
+
+def test_no_warm_up_is_said_once_as_a_note_not_as_torchs_warning(tmp_path, recwarn) -> None:
+    from synchunt.capture import CaptureSettings, capture, resolve_target
+
+    (tmp_path / "step.py").write_text("import torch\n\n\ndef step():\n    return torch.ones(2).sum()\n")
+    captured = capture(resolve_target(f"{tmp_path / 'step.py'}:step"), tmp_path / "out",
+                       CaptureSettings(warmup=0, guard=False))
+    assert any(note.startswith("no warm-up step") for note in captured.notes)
+    assert not [w for w in recwarn if "warmup" in str(w.message)]
+    warm = capture(resolve_target(f"{tmp_path / 'step.py'}:step"), tmp_path / "out2", CaptureSettings(guard=False))
+    assert not any(note.startswith("no warm-up step") for note in warm.notes)

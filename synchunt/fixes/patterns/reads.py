@@ -193,7 +193,8 @@ def is_pure_calls(node: ast.AST, torch: str | None) -> bool:
     return True
 
 
-@pattern("keep-on-device", "keep the value on the device: drop the host read `.item()`", ast.Call)
+@pattern("keep-on-device", "keep the value on the device: drop the host read (`.item()`, `int(t)`, `float(t)`)",
+         ast.Call)
 def keep_on_device(site: Site) -> object:
     """`t.item()`, `int(t)`, `float(t)` or `bool(t)` whose value is only computed with and stored (assigned,
     accumulated, returned): drop the read and keep the 0-dim tensor. Equivalent when whatever reads the result
