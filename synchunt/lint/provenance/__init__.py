@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from synchunt.lint.callsites import CallSite, index_calls
-from synchunt.lint.provenance import calls, contents
+from synchunt.lint.provenance import calls, contents, stores
 from synchunt.lint.provenance.syntax import constant_device, dotted_name, is_true, keyword, self_attributes
 from synchunt.lint.provenance.tables import HOST_CONTAINER_ATTRIBUTES, TENSOR_ONLY_ATTRIBUTES
 from synchunt.lint.scopes import ITER, Binding, Scope, Step
@@ -50,6 +50,7 @@ class Classifier:
         # argument, its scope and line, and where it lives
         self.passed_in: dict[tuple[int, str], tuple[ast.expr, Scope, int, Where]] = {}
         self.readings = 0  # call sites read so far (bounded: see passing.MAX_READS)
+        self.stores: dict[int, dict[str, list[tuple[ast.stmt, int]]]] = {}  # per function (see stores)
 
     def call_sites(self) -> dict[int, list[CallSite]]:
         """The module's calls to its own functions (found on first use)."""
@@ -113,6 +114,10 @@ class Classifier:
             return Where.VALUE
         if node.attr in self.host_fields:
             return Where.CPU
+        store = stores.dominating_store(self.stores, node, scope, line)
+        if store is not None and self.guarded(("store", id(store)), lambda: self.where(
+                store.value, scope, store.lineno)) is Where.CPU:  # type: ignore[attr-defined]
+            return Where.CPU  # `m.lens = x.to("cpu")` just before: this read sees the host copy
         if not isinstance(node.value, ast.Name) or node.value.id != "self":
             owner = self.where(node.value, scope, line)
             if owner is Where.CPU:

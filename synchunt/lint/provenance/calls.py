@@ -203,7 +203,11 @@ def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctio
         value = argument_of(call, function, name, through_self)
         if value is NOT_PASSED:
             return Where.UNKNOWN
+        if scope.node is function and not path and _own_parameter(value, name, scope, call.lineno):
+            continue  # a recursive call handing the parameter on: it passes what the outer calls passed
         found.add(contents.follow(c, value, path, scope, call.lineno))
+    if not found:
+        return Where.UNKNOWN
     agreed = next((where for where, allowed in _AGREEMENTS if found <= allowed), None)
     if agreed is None:
         return Where.UNKNOWN
@@ -214,6 +218,14 @@ def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctio
     if agreed in (Where.CPU, Where.CPU_NAMED):
         return Where.CPU_NAMED  # the module passes host copies; callers elsewhere might not: a weak host hint
     return Where.TENSOR if agreed in (Where.DEVICE, Where.TENSOR) else Where.UNKNOWN
+
+
+def _own_parameter(value: ast.expr, name: str, scope: Scope, line: int) -> bool:
+    """``value`` is the parameter ``name`` itself, not rebound before ``line``."""
+    if not isinstance(value, ast.Name) or value.id != name:
+        return False
+    found = scope.lookup(name, line)
+    return found is not None and found[1] is scope and found[0].kind == "parameter"
 
 
 _AGREEMENTS = ((Where.DEVICE, {Where.DEVICE}), (Where.TENSOR, {Where.DEVICE, Where.TENSOR}),
