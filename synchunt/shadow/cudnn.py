@@ -35,7 +35,10 @@ from typing import Any
 
 import torch
 
+from synchunt.shadow.tensor import ShadowTensor
+
 HostKernel = Callable[..., Any]
+_host_list = torch._C.TensorBase.tolist
 
 _set_enabled = torch._C._set_cudnn_enabled
 _get_enabled = torch._C._get_cudnn_enabled
@@ -144,6 +147,25 @@ def host_kernel(func: torch._ops.OpOverload) -> HostKernel | None:
         emulated = func._overloadname != "out" and func.namespace == "aten" and packet in HOST_KERNELS
         known = _BY_OP[id(func)] = (packet if emulated else None, func)
     return HOST_KERNELS[known[0]] if known[0] is not None else None
+
+
+def host_lengths_as_lists(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.ctc_loss`` with host tensor lengths beside device log-probs, as a GPU run takes it: ATen's fast path
+    (LossCTC.cpp ``ctc_loss`` for plain tensors) reads the host lengths as int lists and calls the int-list
+    overload. A shadow tensor is a tensor subclass, which would send the call down the subclass path instead,
+    where the mean divides the device cost by the host lengths: an op a GPU run never makes."""
+    @functools.wraps(original)
+    def call(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any, *args: Any,
+             **kwargs: Any) -> Any:
+        lengths = (input_lengths, target_lengths)
+        if (isinstance(log_probs, ShadowTensor)
+                and all(isinstance(length, torch.Tensor) and not isinstance(length, ShadowTensor)
+                        for length in lengths)):
+            # TensorBase's own method: the host read ATen makes here is no sync, so not the guard's patched one
+            input_lengths, target_lengths = _host_list(input_lengths), _host_list(target_lengths)
+        return original(log_probs, targets, input_lengths, target_lengths, *args, **kwargs)
+
+    return call
 
 
 # The Python entry points of torch's RNNs, run with cuDNN off (see the module's docstring): the functional ones

@@ -206,6 +206,7 @@ class Swapped:
         # cuDNN's RNN kernel cannot run on the host: RNNs take torch's native path (synchunt.shadow.cudnn)
         for name in cudnn.RNN_FUNCTIONS:
             self._set(torch._VF, name, cudnn.without_cudnn(getattr(torch._VF, name)))
+        self._set(torch, "ctc_loss", cudnn.host_lengths_as_lists(torch.ctc_loss))
         rnn = torch.nn.modules.rnn.RNNBase
         self._set(rnn, "flatten_parameters", cudnn.without_cudnn(rnn.flatten_parameters))
 

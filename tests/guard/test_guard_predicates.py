@@ -76,5 +76,10 @@ def test_ctc_loss_lengths() -> None:
     lengths = cuda(2, dtype=torch.long)
     assert _rule(ATEN.ctc_loss.Tensor, log_probs, targets, lengths, lengths) == "SH201"
     assert _rule(ATEN.ctc_loss.IntList, log_probs, targets, [6, 6], [3, 2]) == "SH202"
+    host_lengths = torch.tensor([6, 6]), torch.tensor([3, 2])  # read where they are, then copied to the device
+    assert _rule(ATEN.ctc_loss.Tensor, log_probs, targets, *host_lengths) == "SH202"
+    assert _rule(ATEN.ctc_loss.Tensor, log_probs, targets, host_lengths[0], cuda(2, dtype=torch.long)) == "SH201"
+    all_host = torch.ones(6, 2, 5), torch.ones(2, 3, dtype=torch.long)  # host lengths stand for device ones
+    assert _rule(ATEN.ctc_loss.Tensor, *all_host, *host_lengths) == "SH201"
     cudnn_targets = torch.tensor([1, 2, 3, 2, 3], dtype=torch.int32)  # cuDNN's kernel: no statement, no claim
     assert _rule(ATEN.ctc_loss.IntList, log_probs, cudnn_targets, [6, 6], [3, 2]) is None

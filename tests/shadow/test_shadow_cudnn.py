@@ -153,6 +153,30 @@ def test_ctc_loss_takes_the_kernel_a_cuda_build_picks(monkeypatch, cudnn_built: 
         assert [n for n in shadow.notes if n.kind == NoteKind.NO_HOST_KERNEL] == [], name
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_ctc_loss_with_host_tensor_lengths_is_the_gpu_runs_fast_path(reduction: str) -> None:
+    """Host tensor lengths beside device log-probs: a GPU run reads them where they are and its native kernel copies
+    them to the device, blocking (SH202), with no device-to-host read and no host tensor beside a device one (the
+    mean's division included). Device lengths are read back to the host first (SH201)."""
+    import synchunt
+
+    torch.manual_seed(0)
+    log_probs, targets = torch.randn(12, 2, 5).log_softmax(2), torch.randint(1, 5, (2, 4))
+    host_lengths = torch.full((2,), 12, dtype=torch.long), torch.full((2,), 4, dtype=torch.long)
+    want = F.ctc_loss(log_probs, targets, *host_lengths, reduction=reduction)
+    with shadow_device() as shadow:
+        device_log_probs, device_targets = log_probs.cuda(), targets.cuda()
+        device_lengths = tuple(length.cuda() for length in host_lengths)
+        with synchunt.watch() as host:
+            loss = F.ctc_loss(device_log_probs, device_targets, *host_lengths, reduction=reduction)
+        with synchunt.watch() as device:
+            F.ctc_loss(device_log_probs, device_targets, *device_lengths, reduction=reduction)
+    torch.testing.assert_close(_host(loss), want)
+    assert [sync.rule for sync in host.syncs] == ["SH202"]
+    assert [sync.rule for sync in device.syncs] == ["SH201"]
+    assert shadow.notes == ()
+
+
 def test_cudnn_ctc_loss_returns_the_cost_and_its_gradient() -> None:
     """``_cudnn_ctc_loss`` gives the per-sequence cost and the gradient of their sum with respect to the
     log-probabilities, as cuDNN does (its backward scales that gradient)."""
