@@ -28,12 +28,11 @@ from typing import Any
 
 import msgspec
 
-from synchunt.attribute.model import CallSite, Sync, Thread
+from synchunt.attribute.model import GUARD_ONLY_STALL, CallSite, Sync, Thread
 from synchunt.rules import get_rule
 from synchunt.sites import Frame, FrameFilter
 from synchunt.trace.vocab import GUARD_PASS_KEY
 
-GUARD_ONLY_STALL = "not measured (seen by the guard only)"
 HOST_RESIDENT = "host"
 
 

@@ -52,6 +52,10 @@ class CallSite(msgspec.Struct, frozen=True):
         return Frame(self.file, self.line, self.function)
 
 
+# The stall source of a sync no trace event times (seen by the runtime guard only): its stall is unknown, not zero.
+GUARD_ONLY_STALL = "not measured (seen by the guard only)"
+
+
 class Sync(msgspec.Struct, frozen=True):
     """One attributed sync: what (rule, op chain, runtime calls), where (thread, call site, the user's frame that
     led there, stack, scopes, step, rank, trace) and what it cost (the host stall; for confirmed syncs,
@@ -252,6 +256,7 @@ class SiteSummary(msgspec.Struct, frozen=True):
     call_site: CallSite | None = None
     via: CallSite | None = None
     warmup: int = 0
+    unmeasured: int = 0  # of its syncs, those no trace event times (GUARD_ONLY_STALL): stall unknown, not zero
     # The tailored rewrite of this site's line (one rule's), when a pattern fits: a suggestion until checked.
     rewrite: Rewrite | None = None
     details: tuple[Detail, ...] = ()

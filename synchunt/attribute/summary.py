@@ -6,7 +6,16 @@ from collections import Counter
 from collections.abc import Sequence
 
 from synchunt.attribute.fields import site_details
-from synchunt.attribute.model import CallPath, Detail, ScopeSummary, SiteRewrite, SiteSummary, Sync, known_sum
+from synchunt.attribute.model import (
+    GUARD_ONLY_STALL,
+    CallPath,
+    Detail,
+    ScopeSummary,
+    SiteRewrite,
+    SiteSummary,
+    Sync,
+    known_sum,
+)
 from synchunt.findings import Rewrite
 from synchunt.sites import natural_key, scope_label
 from synchunt.units import format_us, plural
@@ -53,6 +62,7 @@ def _site(label: str, members: list[Sync], rewrites: dict[tuple[str, int, str], 
         max_idle_us=max((m.device_idle_us for m in steady if m.device_idle_us is not None), default=None),
         collective_delay_us=known_sum([m.collective_delay_us for m in members]),
         where=first.where, call_site=site, via=first.via, warmup=sum(1 for m in members if m.phase != "steady"),
+        unmeasured=sum(1 for m in members if m.stall_source == GUARD_ONLY_STALL),
         rewrite=rewrite,
         details=site_details(members), op_chains=tuple(chains.most_common()),
         paths=tuple(CallPath(frames=stack, op_chain=chain, rule=rule, count=count,

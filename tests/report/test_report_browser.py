@@ -79,6 +79,7 @@ def test_report_browser_masked(browser, masked_full: Path, tmp_path: Path, artif
     # 54 markers close together: labelled where a label fits, by their rule code.
     assert 10 <= len(timeline["points"]) < 54 and set(timeline["points"]) == {"SH101"}
     assert state["idle"] == ["unknown"]  # latent: no device figures
+    assert "No timeline" not in state["text"]
 
 
 def test_report_browser_compare(browser, masked_full: Path, sliced_full: Path, tmp_path: Path,
@@ -195,3 +196,14 @@ def test_every_field_of_a_sync_reaches_the_rendered_page(browser, tmp_path: Path
     state = open_report(browser, page, artifacts / "report-probe.png")
     missing = {field: shown for field, shown in SHOWN.items() if shown not in state["text"]}
     assert not missing, f"the rendered page leaves out: {missing}"
+
+
+def test_a_guard_only_site_reads_not_measured_on_the_page(browser, tmp_path: Path, artifacts: Path) -> None:
+    """A sync no trace event times: the sites table says its stall was not measured, never 0.0 µs."""
+    from attribute.test_unmeasured_stall import GUARD_ONLY, OTHER, _analysis
+
+    page = tmp_path / "guard-only.html"
+    page.write_text(html_report(_analysis(GUARD_ONLY, OTHER)), encoding="utf-8")
+    state = open_report(browser, page, artifacts / "report-guard-only.png")
+    assert "not measured\n(guard only)" in state["text"]
+    assert "No timeline: this page was made from the analysis alone" in state["text"]  # no trace given

@@ -103,8 +103,11 @@ def _count(site: SiteSummary) -> str:
 
 
 def _stall(site: SiteSummary) -> str:
+    if site.unmeasured == site.count:  # no trace event to time: not a zero stall
+        return "not measured\n(guard only)"
     idle = f"\nidle {format_us(site.device_idle_us)}" if site.device_idle_us is not None else ""
-    return f"{format_us(site.stall_us)}\n({format_us(site.max_stall_us)}){idle}"
+    unmeasured = f"\n{site.unmeasured} not measured" if site.unmeasured else ""
+    return f"{format_us(site.stall_us)}\n({format_us(site.max_stall_us)}){idle}{unmeasured}"
 
 
 def render_text(analysis: Analysis, options: RenderOptions | None = None) -> str:

@@ -169,7 +169,8 @@
       var idle = s.device_idle_us === null ? (s.latent ? "unknown\n(latent)" : "-") :
         us(s.device_idle_us) + (s.count > 1 && s.max_idle_us !== null ? "\n(" + us(s.max_idle_us) + " max)" : "");
       var cells = [num(i + 1), where, num(s.count + (s.confirmed && s.latent ? " (" + s.confirmed + " confirmed)" : "")),
-        num(us(s.stall_us) + "\n(" + us(s.max_stall_us) + " max)"), num(idle, s.device_idle_us ? "idle" : "")];
+        num(s.unmeasured === s.count ? "not measured\n(guard only)" : us(s.stall_us) + "\n(" + us(s.max_stall_us) +
+          " max)" + (s.unmeasured ? "\n" + s.unmeasured + " not measured" : "")), num(idle, s.device_idle_us ? "idle" : "")];
       if (delays) cells.push(num(s.collective_delay_us === null ? "-" : "+" + us(s.collective_delay_us), "delay"));
       return cells.concat([ruleCell, why, fix]);
     });
@@ -208,9 +209,14 @@
     if (side.heading) section.appendChild(el("h2", { text: side.heading }));
     section.appendChild(header(side));
     section.appendChild(el("h3", { text: "Timeline" }));
+    if (!side.timelines.length) {
+      section.appendChild(el("p", { cls: "muted", "data-no-timeline": "", text: "No timeline: this page was made " +
+        "from the analysis alone (a saved analysis read back without its traces), so there are no events to place " +
+        "the syncs among. Render it from the trace (synchunt report TRACE) to get one." }));
+    }
     var gpu = side.timelines.some(function (t) { return t.gpu_lanes > 0; });
-    section.appendChild(el("p", { cls: "muted", text: "Scope lanes (record_function), the outermost ops and every " +
-      "sync, labelled with its rule and op (size and colour: stall; hover for op chain, call site, rule and cost)" +
+    if (side.timelines.length) section.appendChild(el("p", { cls: "muted", text: "Scope lanes (record_function), " +
+      "the outermost ops and every sync, labelled with its rule and op (size and colour: stall; hover for op chain, call site, rule and cost)" +
       (gpu ? "; below them one lane per GPU stream: the work each sync waited for in purple, a dotted line from " +
         "the sync to its end, and the device idle the sync caused as a red hatched gap" : "") +
       ". Lane names are shortened; hover a bar for the full name. Drag to zoom, scroll to zoom, the modebar to pan." }));
