@@ -10,11 +10,17 @@ confidence: true / (true + false), and true / all labelled (undecidable counted 
     python benchmarks/lint_precision.py --draw-fresh 40 --seed 3141 --out benchmarks/data/lint_fresh_sample.toml
     python benchmarks/lint_precision.py --fresh benchmarks/data/lint_fresh_sample.toml   # score a labelled one
     python benchmarks/lint_precision.py --fresh FILE --current   # only what the lint still reports today
+    python benchmarks/lint_precision.py --dump before.json        # with the rules before a change, then after it:
+    python benchmarks/lint_precision.py --draw-fresh 30 --seed 5 --exclude OLD_SAMPLE --dropped-from before.json \
+        --dropped 10 --out NEW_SAMPLE   # also 10 per code base of what the change stopped reporting, unmarked
 
 A fresh sample is drawn from the default output (high and medium confidence) of each code base, stratified by
 confidence (allocated in proportion to each stratum, at least 10 each), excluding every finding already in the
-labels file, and written unlabelled for a reviewer who did not tune the rules; `--fresh` scores it: precision
-per code base and confidence, and weighted by the strata's sizes (the estimate for the whole default output).
+labels file (and in the samples given with `--exclude`), and written unlabelled for a reviewer who did not tune the
+rules; `--fresh` scores it: precision per code base and confidence, and weighted by the strata's sizes (the
+estimate for the whole default output). With `--dropped-from`, findings the rules before a change reported and
+these no longer do are drawn too, mixed in unmarked (their stratum lists them): the true ones among them are what
+the change lost, and `--fresh` prints the share of true findings kept.
 
 Nothing downloaded is kept in the repository; the labels name lines of the pinned versions below.
 """
@@ -180,11 +186,26 @@ def _allocate(sizes: dict[str, int], total: int) -> dict[str, int]:
     return share
 
 
-def draw_fresh(findings: list[dict], per_package: int, seed: int, labels: list[dict], out: Path) -> None:
-    """Write an unlabelled, stratified sample of default findings (see the module's doc) to ``out``."""
-    done = {_key(label) for label in labels}
+def sampled_keys(paths: list[Path]) -> set[tuple[str, int, str]]:
+    """The findings of earlier samples (their ``[[finding]]`` tables), left out of a new draw."""
+    keys = set()
+    for path in paths:
+        with path.open("rb") as handle:
+            keys |= {_key(entry) for entry in tomllib.load(handle).get("finding", [])}
+    return keys
+
+
+def draw_fresh(findings: list[dict], per_package: int, seed: int, labels: list[dict], out: Path, *,
+               exclude: set[tuple[str, int, str]] = frozenset(), before: list[dict] | None = None,
+               dropped: int = 0, command: str | None = None) -> None:
+    """Write an unlabelled, stratified sample of default findings (see the module's doc) to ``out``. With
+    ``before`` (the findings of the rules before a change), ``dropped`` more per code base are drawn from the
+    default findings those rules reported and these no longer do, mixed in unmarked: what the reviewer calls true
+    among them is what the change lost."""
+    done = {_key(label) for label in labels} | set(exclude)
     rng = random.Random(seed)
     entries, strata = [], []
+    now = {_key(item) for item in findings if item["confidence"] != "low"}
     for package in PACKAGES:
         pools = {confidence: [item for item in findings if item["package"] == package
                               and item["confidence"] == confidence and _key(item) not in done]
@@ -193,21 +214,32 @@ def draw_fresh(findings: list[dict], per_package: int, seed: int, labels: list[d
                                       and item["confidence"] == confidence) for confidence in pools}
         share = _allocate({name: len(pool) for name, pool in pools.items()}, per_package)
         for confidence, pool in pools.items():
-            strata.append((package, confidence, population[confidence], len(pool), share[confidence]))
+            strata.append((package, confidence, population[confidence], len(pool), share[confidence], None))
             entries.extend(sorted(rng.sample(sorted(pool, key=_key), share[confidence]), key=_key))
+        if before is not None and dropped:
+            gone = [item for item in before if item["package"] == package and item["confidence"] != "low"
+                    and _key(item) not in now]
+            pool = [item for item in gone if _key(item) not in done]
+            picked = sorted(rng.sample(sorted(pool, key=_key), min(dropped, len(pool))), key=_key)
+            strata.append((package, "dropped", len(gone), len(pool), len(picked), [_member(i) for i in picked]))
+            entries.extend(picked)
+    entries.sort(key=lambda item: (item["package"], _key(item)))  # the dropped ones mixed in, unmarked
+    command = command or f"--draw-fresh {per_package} --seed {seed} --out {out.name}"
     lines = [f"# A fresh sample of `synchunt lint`'s default findings, drawn with: python benchmarks/lint_precision.py "
-             f"--draw-fresh {per_package} --seed {seed} --out {out.name}",
-             "# after the rules were frozen; excluded: every finding in lint_precision_labels.toml.",
-             "# To the reviewer: judge each finding by reading the function, its callers and where its tensors come",
+             f"{command}",
+             "# after the rules were frozen; excluded: every finding in lint_precision_labels.toml and in earlier",
+             "# samples. To the reviewer: read only the [[finding]] tables (the [[stratum]] ones are for scoring).",
+             "# Judge each finding by reading the function, its callers and where its tensors come",
              "# from; verdict = \"true\" (a device-to-host wait on device data when the package runs as shipped: the",
              "# host waits for the device, or a blocking copy), \"false\" (no such wait: a host tensor, not a tensor),",
              "# \"undecidable\" (the device depends on callers the source does not show). Also: step = \"yes\" if it",
              "# runs per step or request, \"no\" if cold (optional).",
              "# Then: python benchmarks/lint_precision.py --fresh FILE",
              ""]
-    for package, confidence, population, pool, share in strata:
+    for package, confidence, population, pool, share, members in strata:
         lines += ["[[stratum]]", f'package = "{package}"', f'confidence = "{confidence}"',
-                  f"population = {population}", f"unlabelled = {pool}", f"sampled = {share}", ""]
+                  f"population = {population}", f"unlabelled = {pool}", f"sampled = {share}"]
+        lines += [f"members = {json.dumps(members)}", ""] if members is not None else [""]
     for item in entries:
         lines += ["[[finding]]", f'package = "{item["package"]}"', f"file = {json.dumps(item['file'])}",
                   f"line = {item['line']}", f'code = "{item["code"]}"', f'confidence = "{item["confidence"]}"',
@@ -217,6 +249,10 @@ def draw_fresh(findings: list[dict], per_package: int, seed: int, labels: list[d
     print(f"{len(entries)} findings written to {out} (seed {seed})")
 
 
+def _member(item: dict) -> str:
+    return f"{item['file']}:{item['line']}:{item['code']}"
+
+
 def score_fresh(path: Path, current: set[tuple[str, int, str]] | None = None) -> int:
     """Print the precision of a labelled fresh sample; 2 when a verdict is missing or unknown. With ``current``
     (the default findings of the lint as it is now), only the sampled findings it still reports are scored: the
@@ -224,6 +260,9 @@ def score_fresh(path: Path, current: set[tuple[str, int, str]] | None = None) ->
     with path.open("rb") as handle:
         document = tomllib.load(handle)
     entries, strata = document.get("finding", []), document.get("stratum", [])
+    gone = {member for item in strata if item["confidence"] == "dropped" for member in item.get("members", [])}
+    lost = [entry for entry in entries if _member(entry) in gone]
+    entries = [entry for entry in entries if _member(entry) not in gone]
     if current is not None:
         kept = [entry for entry in entries if (entry["file"], entry["line"], entry["code"]) in current]
         print(f"{len(kept)} of {len(entries)} sampled findings are still reported at the default confidence; "
@@ -253,11 +292,32 @@ def score_fresh(path: Path, current: set[tuple[str, int, str]] | None = None) ->
         if package != "both" and weighted_decided:
             print(f"{package:8} {'weighted':10} {'':>3} {'':>5} {'':>6} {'':>7} "
                   f"{weighted_true / weighted_decided:>10.2f}   (by the strata's sizes: the whole default output)")
+        if package != "both":
+            _print_dropped(package, [e for e in entries if e["package"] == package],
+                           [e for e in lost if e["package"] == package], population)
         steps = Counter(entry.get("step", "") for entry in entries if package in ("both", entry["package"])
                         and entry["verdict"] == "true")
         if steps["yes"] or steps["no"]:
             print(f"{package:8} true findings on the step path: {steps['yes']} of {steps['yes'] + steps['no']}")
     return 0
+
+
+def _print_dropped(package: str, kept: list[dict], lost: list[dict], population: dict) -> None:
+    """What a rule change dropped that the reviewer calls true, and the share of the true findings it keeps:
+    each stratum's true findings weighted by its size (kept: high and medium now; lost: the dropped ones)."""
+    if not lost:
+        return
+    true_lost = sum(entry["verdict"] == "true" for entry in lost)
+    weighted_lost = population.get((package, "dropped"), len(lost)) * true_lost / len(lost)
+    weighted_kept = 0.0
+    for confidence in ("high", "medium"):
+        mine = [entry for entry in kept if entry["confidence"] == confidence]
+        if mine:
+            weighted_kept += population.get((package, confidence), len(mine)) * sum(
+                entry["verdict"] == "true" for entry in mine) / len(mine)
+    share = weighted_kept / (weighted_kept + weighted_lost) if weighted_kept + weighted_lost else 1.0
+    print(f"{package:8} dropped by the change: {true_lost} true of {len(lost)} sampled "
+          f"(of {population.get((package, 'dropped'), len(lost))}); true findings kept: {share:.2f} (by the strata)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -275,6 +335,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="score a labelled fresh sample (no linting, unless --current)")
     parser.add_argument("--current", action="store_true",
                         help="with --fresh: lint again and score only the sampled findings still reported")
+    parser.add_argument("--exclude", type=Path, action="append", default=[], metavar="FILE",
+                        help="with --draw-fresh: leave out the findings of this earlier sample (repeatable)")
+    parser.add_argument("--dump", type=Path, default=None, metavar="FILE",
+                        help="write every finding as JSON (the rules before a change, for --dropped-from)")
+    parser.add_argument("--dropped-from", type=Path, default=None, metavar="FILE",
+                        help="with --draw-fresh: findings --dump wrote with the rules before a change")
+    parser.add_argument("--dropped", type=int, default=0, metavar="N",
+                        help="with --dropped-from: also draw N per code base of what the change stopped reporting")
     args = parser.parse_args(argv)
     if args.fresh is not None:
         current = None
@@ -282,9 +350,15 @@ def main(argv: list[str] | None = None) -> int:
             current = {_key(item) for item in lint(unpack(args.work, args.wheels)) if item["confidence"] != "low"}
         return score_fresh(args.fresh, current)
     findings = lint(unpack(args.work, args.wheels))
+    if args.dump is not None:
+        args.dump.write_text(json.dumps(findings), encoding="utf-8")
+        print(f"{len(findings)} findings written to {args.dump}")
+        return 0
     labels = load_labels() if LABELS.exists() else []
     if args.draw_fresh:
-        draw_fresh(findings, args.draw_fresh, args.seed, labels, args.out)
+        before = json.loads(args.dropped_from.read_text(encoding="utf-8")) if args.dropped_from else None
+        draw_fresh(findings, args.draw_fresh, args.seed, labels, args.out, exclude=sampled_keys(args.exclude),
+                   before=before, dropped=args.dropped, command=" ".join(sys.argv[1:] if argv is None else argv))
         return 0
     if args.draw:
         draw(findings, args.draw, args.seed, args.package, args.confidence, labels)
