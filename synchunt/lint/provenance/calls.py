@@ -66,7 +66,9 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
             node.args[0].value in c.host_fields):
         return Where.CPU  # `kwargs.pop("num_crops")` of a field kept on the host
     if method in _ELEMENT_METHODS and not is_module(receiver, scope, line):
-        return contents.follow(c, receiver, (None,), scope, line)  # `d.get(k)`: what the dict holds
+        key = node.args[0] if node.args and isinstance(node.args[0], ast.Constant) and isinstance(
+            node.args[0].value, str) else None  # `d.get("k")`: that key's entry; `d.get(k)`: any entry
+        return contents.follow(c, receiver, (contents.key_step(key) if key is not None else None,), scope, line)
     if source is Where.VALUE:
         # the methods of plain values (numbers, strings, containers, numpy arrays) give plain values
         # (`np.arange(n).sum()`); a module's function or an object's method may return anything
