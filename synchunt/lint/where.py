@@ -66,10 +66,8 @@ def annotation_where(annotation: ast.expr | None) -> Where | None:
     last = text.rsplit(".", 1)[-1]
     if last.endswith("Tensor") or last in _TENSOR_NAMES:
         return Where.TENSOR
-    if last.endswith(HOST_OUTPUT_TYPES) and "logit" not in last.lower():
-        # what a serving API returns or a processor made: its tensors are host tensors (not a logits
-        # processor's output: `LogitsProcessorOutput.next_token_logits` is the model's device output)
-        return Where.CPU
+    if last.endswith(HOST_OUTPUT_TYPES):
+        return Where.CPU  # what a serving API returns or a processor made: its tensors are host tensors
     head = node.value if isinstance(node, ast.Subscript) else node
     head_name = ast.unparse(head).rsplit(".", 1)[-1]
     if head_name in _PLAIN_ANNOTATIONS or head_name in _CONTAINERS:
