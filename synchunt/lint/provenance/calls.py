@@ -197,6 +197,8 @@ def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctio
     passed = passing.passed_where(c, function, name, path)
     if passed is not None:
         return passed  # the one call being read (see passing)
+    if not _callers_may_say(c, function, name):
+        return Where.UNKNOWN
     sites = c.call_sites().get(id(function), [])
     if not sites:
         return Where.UNKNOWN
@@ -220,6 +222,25 @@ def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctio
     if agreed in (Where.CPU, Where.CPU_NAMED):
         return Where.CPU_NAMED  # the module passes host copies; callers elsewhere might not: a weak host hint
     return Where.TENSOR if agreed in (Where.DEVICE, Where.TENSOR) else Where.UNKNOWN
+
+
+def _callers_may_say(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """A parameter annotated with a class the lint cannot read is asked about at its callers only when the
+    class is the module's own (a schema or record the module builds: its callers show what it holds); an
+    imported one (`path: Path`) says "not what the lint knows", and callers' guesses would overrule it."""
+    arguments = function.args
+    parameter = next((item for item in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                         arguments.vararg, arguments.kwarg) if item is not None and item.arg == name),
+                     None)
+    if parameter is None or parameter.annotation is None or annotation_where(parameter.annotation) is not None:
+        return True
+    node = parameter.annotation
+    while isinstance(node, ast.Subscript):  # `Optional[Inputs]`: the class inside
+        node = node.slice
+    named = ast.unparse(node).strip("'\"").rsplit(".", 1)[-1]
+    module = c.scopes.get(id(c.tree)) if c.tree is not None else None
+    found = module.lookup(named, 10**9) if module is not None else None
+    return found is not None and found[0].kind == "class"
 
 
 def _own_parameter(value: ast.expr, name: str, scope: Scope, line: int) -> bool:

@@ -1,6 +1,7 @@
 # ruff: noqa
 """String keys: a dict literal, a keyed write or a record built with keywords holds under each key what was
 put there, not what its other keys hold."""
+from pathlib import Path
 from typing import List, TypedDict
 
 import torch
@@ -71,3 +72,15 @@ class Model:
         if video is None:
             return None
         return self._process(video)  # expect: SH201 medium
+
+
+def _write_if_changed(path: Path, content: str) -> None:
+    # `Path` is imported: the lint cannot read it, and its callers' guesses (`/` with a slice looks like
+    # tensor arithmetic) do not overrule it
+    if path.is_file() and path.read_text() == content:
+        return
+    path.write_text(content)
+
+
+def probe(root: Path, key: str):
+    _write_if_changed(root / key[:16], "x")
