@@ -330,5 +330,7 @@ def device_where(c: Classifier, device: ast.expr, scope: Scope, line: int) -> Wh
 
 
 def is_dtype(c: Classifier, node: ast.expr) -> bool:
+    if isinstance(node, ast.IfExp):  # `.to(torch.int32 if t is None else t)`: one dtype or the other
+        return is_dtype(c, node.body) or is_dtype(c, node.orelse)
     return (isinstance(node, ast.Attribute) and c.torch_root(node.value) and node.attr != "device") or (
         "dtype" in (dotted_name(node) or ""))
