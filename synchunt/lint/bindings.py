@@ -20,6 +20,7 @@ from synchunt.lint.scopes import (
     add_content,
     bind_target,
     function_scope,
+    root_key,
     subscript_root,
 )
 from synchunt.lint.walk import FastVisitor
@@ -153,7 +154,7 @@ class ScopeBuilder(FastVisitor):
         if isinstance(node.target, ast.Subscript):  # `totals[k] += v` puts what `v` is into `totals`
             root, depth = subscript_root(node.target)
             if depth:
-                add_content(self.scope, root, Content(node.lineno, node.value, depth))
+                add_content(self.scope, root, Content(node.lineno, node.value, depth, key=root_key(node.target)))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -172,7 +173,8 @@ class ScopeBuilder(FastVisitor):
         method, receiver = call.func.attr, call.func.value
         if method in _ADDERS:
             root, depth = subscript_root(receiver)
-            add_content(self.scope, root, Content(node.lineno, call.args[-1], depth + 1, spread=_ADDERS[method]))
+            add_content(self.scope, root, Content(node.lineno, call.args[-1], depth + 1, spread=_ADDERS[method],
+                                                  key=root_key(receiver)))
         elif method == "register_buffer" and isinstance(receiver, ast.Name) and receiver.id == "self" and (
                 self.scope.klass is not None and isinstance(call.args[0], ast.Constant) and len(call.args) > 1):
             # A buffer follows the module to its device: a tensor, wherever it was built.

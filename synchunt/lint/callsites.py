@@ -45,14 +45,37 @@ class _CallFinder(FastVisitor):
         through_self = False
         if isinstance(func, ast.Name):
             found = self.scope.lookup(func.id, node.lineno)
-            target = found[0].function if found is not None else None
+            # a parameter's binding names the function it belongs to, not what it calls: `run(config)`
+            target = found[0].function if found is not None and found[0].kind == "function" else None
         elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
               and self.scope.klass is not None):
             target = self.scope.klass.methods.get(func.attr)
             through_self = target is not None and not is_static(target)  # `self.check(w)` of a staticmethod
+            if target is None:
+                target = self._submodule_forward(func.attr, node.lineno)
+                through_self = target is not None
         if target is not None:
             self.sites.setdefault(id(target), []).append((node, self.scope, through_self))
         self.generic_visit(node)
+
+
+    def _submodule_forward(self, attribute: str, line: int) -> FunctionDef | None:
+        """``self.projector(x)`` where every assignment of ``self.projector`` builds the same class of this
+        module: that class's ``forward`` (what ``nn.Module.__call__`` runs), called with ``x``."""
+        klass = self.scope.klass
+        bindings = klass.attributes.get(attribute, []) if klass is not None else []
+        built: set[int] = set()
+        forward: FunctionDef | None = None
+        for binding, owner in bindings:
+            value = binding.value
+            if binding.path or not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                return None
+            found = owner.lookup(value.func.id, binding.line)
+            if found is None or found[0].kind != "class" or found[0].klass is None:
+                return None
+            built.add(id(found[0].klass))
+            forward = found[0].klass.methods.get("forward")
+        return forward if len(built) == 1 else None
 
 
 def is_static(function: FunctionDef) -> bool:

@@ -16,7 +16,7 @@ from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.bindings import build_scopes, exits_block
 from synchunt.lint.context import ContextFinder, ContextRules, RunContext, called_name, statement_is_cold
 from synchunt.lint.forms import Form, Hit, resolve
-from synchunt.lint.helpers import HelperSyncs
+from synchunt.lint.helpers import HelperSyncs, none_test
 from synchunt.lint.hostside import host_branch, host_side_class, host_side_module, platform_name
 from synchunt.lint.imports import imports_torch_helpers, module_imports
 from synchunt.lint.provenance import Classifier
@@ -109,6 +109,9 @@ class ModuleLinter(FastVisitor):
         self.cold_depth = 0  # inside graph capture, an error path, a debug branch
         self.tested: set[int] = set()
         self.statement: ast.stmt | None = None
+        # a helper probed with one call's arguments (see helpers): the parameters that call passes a value
+        # that is not None, whose `if <name> is None:` branch it never runs
+        self.not_none: frozenset[str] = frozenset()
         self.findings: list[Finding] = []
         self._seen: set[tuple[str, int, int]] = set()
 
@@ -249,12 +252,13 @@ class ModuleLinter(FastVisitor):
         self.host_waited = outer_waited or _mentions_query(node)  # `if done.query():` the work is finished
         outer_host, on_host = self.host_path, host_branch(node.test)  # `if not x.is_cuda:` the host path
         self.host_path = outer_host or on_host is True
-        for statement in node.body:
+        unreached = none_test(node.test, self.not_none)  # the branch this call of a helper never runs
+        for statement in node.body if unreached is not True else ():
             self.visit(statement)
         self.cold_depth -= cold
         self.host_waited = outer_waited
         self.host_path = outer_host or on_host is False
-        for statement in node.orelse:
+        for statement in node.orelse if unreached is not False else ():
             self.visit(statement)
         self.host_waited = outer_waited
         # `if x.is_cuda: return ...`: the rest of the function is the host path

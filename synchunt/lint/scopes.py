@@ -16,7 +16,18 @@ from synchunt.lint.where import ITER as ITER  # re-exported: the path step
 from synchunt.lint.where import Where, annotation_where, name_where
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-Step = int | None | Literal["iter"]  # "iter": one element of an iterable; an int: that component; None: any
+
+
+@dataclass(frozen=True)
+class Key:
+    """The path step ``d["name"]``: the entry of a string key. A dict literal or a keyed write that names
+    another key says nothing about this one (``{"mask": t, "done": False}["done"]`` is a Python bool, not the
+    tensor beside it); an entry whose key is not a constant could be any, and is read for every key."""
+
+    name: str
+
+
+Step = int | None | Literal["iter"] | Key  # "iter": one element of an iterable; an int: that component; None: any
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,7 @@ class Content:
     value: ast.expr
     depth: int = 1
     spread: bool = False
+    key: str | None = None  # the string key written at the container's first level (`d["k"] = v`), if constant
 
 
 @dataclass(eq=False)
@@ -109,6 +121,17 @@ def subscript_root(target: ast.expr) -> tuple[ast.expr, int] | None:
     return target, depth
 
 
+def root_key(target: ast.expr) -> str | None:
+    """The constant string key of the subscript applied to the root container: ``d["k"][i]`` → ``"k"``."""
+    key = None
+    while isinstance(target, ast.Subscript):
+        if not isinstance(target.slice, ast.Slice):
+            index = target.slice
+            key = index.value if isinstance(index, ast.Constant) and isinstance(index.value, str) else None
+        target = target.value
+    return key
+
+
 def add_content(scope: Scope, container: ast.expr, content: Content) -> None:
     """Record a write into ``name``/``self.attr`` (``content.depth`` counts from the root container)."""
     if isinstance(container, ast.Name):
@@ -133,7 +156,7 @@ def bind_target(scope: Scope, target: ast.expr, value: ast.expr | None, line: in
     elif isinstance(target, ast.Subscript) and value is not None and not path:
         root, depth = subscript_root(target)
         if depth:
-            add_content(scope, root, Content(line, value, depth))
+            add_content(scope, root, Content(line, value, depth, key=root_key(target)))
     elif (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
           and scope.klass is not None and value is not None):
         scope.klass.attributes.setdefault(target.attr, []).append((Binding(line, value, path), scope))
@@ -144,8 +167,11 @@ def parameter_binding(argument: ast.arg, line: int, function: FunctionNode | Non
     the module's calls pass it."""
     fixed = annotation_where(argument.annotation) or name_where(argument.arg)
     is_def = isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-    if fixed is Where.UNKNOWN and argument.annotation is None and is_def:
-        return Binding(line, kind="parameter", function=function, parameter=argument.arg)
+    if fixed is Where.UNKNOWN and is_def:
+        # no annotation, or one that says nothing here (`video: VideoPixelInputs`, a schema class of the
+        # package): what the module's calls pass says more
+        return Binding(line, kind="parameter", function=function, parameter=argument.arg,
+                       annotation=argument.annotation)
     if fixed is Where.TENSOR and is_def:  # `lengths: Tensor`: the module's callers may say which device
         return Binding(line, kind="parameter", function=function, parameter=argument.arg, hint=fixed,
                        annotation=argument.annotation)

@@ -161,10 +161,10 @@ class Classifier:
     def _Compare(self, node: ast.Compare, scope: Scope, line: int) -> Where:
         if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             return Where.VALUE
-        return self._operands([node.left, *node.comparators], scope, line)
+        return self._elementwise([node.left, *node.comparators], scope, line)
 
     def _BinOp(self, node: ast.BinOp, scope: Scope, line: int) -> Where:
-        found = self._operands([node.left, node.right], scope, line)
+        found = self._elementwise([node.left, node.right], scope, line)
         if found is Where.UNKNOWN and isinstance(node.op, _ARITHMETIC_ONLY_ON_ARRAYS) and any(
                 _is_slice(side) for side in (node.left, node.right)):
             return Where.TENSOR  # `offsets[1:] - offsets[:-1]`: Python sequences have no `-` or `/`
@@ -200,6 +200,17 @@ class Classifier:
 
     def _Await(self, node: ast.Await, scope: Scope, line: int) -> Where:
         return self.where(node.value, scope, line)
+
+    def _elementwise(self, operands: list[ast.expr], scope: Scope, line: int) -> Where:
+        """An elementwise op's result. Beside a tensor provably on the host, a tensor of unknown device is on
+        the host too: torch refuses to mix devices (``is_mm & (ids_cpu == t)`` is a host mask). The one
+        exception, a 0-dim host tensor beside a device tensor, is a scalar, not the masks and index tensors
+        that `.cpu()` copies; device evidence on any side still wins."""
+        parts = [self.where(operand, scope, line) for operand in operands]
+        if Where.CPU in parts and all(part in (Where.CPU, Where.CPU_NAMED, Where.TENSOR, Where.VALUE, Where.UNKNOWN)
+                                      for part in parts):
+            return Where.CPU
+        return join(parts)
 
     def _operands(self, operands: list[ast.expr], scope: Scope, line: int) -> Where:
         return join([self.where(operand, scope, line) for operand in operands])

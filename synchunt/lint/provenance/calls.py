@@ -66,7 +66,9 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
             node.args[0].value in c.host_fields):
         return Where.CPU  # `kwargs.pop("num_crops")` of a field kept on the host
     if method in _ELEMENT_METHODS and not is_module(receiver, scope, line):
-        return contents.follow(c, receiver, (None,), scope, line)  # `d.get(k)`: what the dict holds
+        key = node.args[0] if node.args and isinstance(node.args[0], ast.Constant) and isinstance(
+            node.args[0].value, str) else None  # `d.get("k")`: that key's entry; `d.get(k)`: any entry
+        return contents.follow(c, receiver, (contents.key_step(key) if key is not None else None,), scope, line)
     if source is Where.VALUE:
         # the methods of plain values (numbers, strings, containers, numpy arrays) give plain values
         # (`np.arange(n).sum()`); a module's function or an object's method may return anything
@@ -81,7 +83,7 @@ def _name_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int
     found = scope.lookup(name, line)
     if found is not None:
         binding = found[0]
-        if binding.function is not None:
+        if binding.function is not None and binding.kind == "function":
             return passing.returns_at(c, binding.function, node, scope, line, False)
         if binding.kind == "class":
             return Where.VALUE  # an object of a class of this module
@@ -126,7 +128,7 @@ def local_function(func: ast.expr, scope: Scope, line: int) -> ast.FunctionDef |
         return local_method(func, scope)
     if isinstance(func, ast.Name):
         found = scope.lookup(func.id, line)
-        return found[0].function if found is not None else None
+        return found[0].function if found is not None and found[0].kind == "function" else None
     return None
 
 
@@ -195,6 +197,8 @@ def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctio
     passed = passing.passed_where(c, function, name, path)
     if passed is not None:
         return passed  # the one call being read (see passing)
+    if not _callers_may_say(c, function, name):
+        return Where.UNKNOWN
     sites = c.call_sites().get(id(function), [])
     if not sites:
         return Where.UNKNOWN
@@ -218,6 +222,25 @@ def _parameter_where(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctio
     if agreed in (Where.CPU, Where.CPU_NAMED):
         return Where.CPU_NAMED  # the module passes host copies; callers elsewhere might not: a weak host hint
     return Where.TENSOR if agreed in (Where.DEVICE, Where.TENSOR) else Where.UNKNOWN
+
+
+def _callers_may_say(c: Classifier, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """A parameter annotated with a class the lint cannot read is asked about at its callers only when the
+    class is the module's own (a schema or record the module builds: its callers show what it holds); an
+    imported one (`path: Path`) says "not what the lint knows", and callers' guesses would overrule it."""
+    arguments = function.args
+    parameter = next((item for item in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                         arguments.vararg, arguments.kwarg) if item is not None and item.arg == name),
+                     None)
+    if parameter is None or parameter.annotation is None or annotation_where(parameter.annotation) is not None:
+        return True
+    node = parameter.annotation
+    while isinstance(node, ast.Subscript):  # `Optional[Inputs]`: the class inside
+        node = node.slice
+    named = ast.unparse(node).strip("'\"").rsplit(".", 1)[-1]
+    module = c.scopes.get(id(c.tree)) if c.tree is not None else None
+    found = module.lookup(named, 10**9) if module is not None else None
+    return found is not None and found[0].kind == "class"
 
 
 def _own_parameter(value: ast.expr, name: str, scope: Scope, line: int) -> bool:
@@ -307,5 +330,7 @@ def device_where(c: Classifier, device: ast.expr, scope: Scope, line: int) -> Wh
 
 
 def is_dtype(c: Classifier, node: ast.expr) -> bool:
+    if isinstance(node, ast.IfExp):  # `.to(torch.int32 if t is None else t)`: one dtype or the other
+        return is_dtype(c, node.body) or is_dtype(c, node.orelse)
     return (isinstance(node, ast.Attribute) and c.torch_root(node.value) and node.attr != "device") or (
         "dtype" in (dotted_name(node) or ""))

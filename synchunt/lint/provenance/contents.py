@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from synchunt.lint.provenance.syntax import self_attributes
 from synchunt.lint.provenance.tables import HOST_CONTAINER_ATTRIBUTES, HOST_CONTAINER_METHODS, PASS_THROUGH_BUILTINS
-from synchunt.lint.scopes import ITER, Binding, Content, Scope, Step
+from synchunt.lint.scopes import ITER, Binding, Content, Key, Scope, Step
 from synchunt.lint.where import Where, annotation_part_where, join
 
 if TYPE_CHECKING:
@@ -26,9 +26,12 @@ _EMPTY_FACTORIES = frozenset({"list", "dict", "set", "tuple", "defaultdict", "Or
 
 
 def key_step(index: ast.expr) -> Step:
-    """The step ``x[index]`` takes: a constant int picks a component, anything else any element."""
+    """The step ``x[index]`` takes: a constant int picks a component, a constant string that key's entry,
+    anything else any element."""
     if isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool):
         return index.value
+    if isinstance(index, ast.Constant) and isinstance(index.value, str):
+        return Key(index.value)
     return None
 
 
@@ -57,6 +60,8 @@ def _follow(c: Classifier, node: ast.expr, path: Path, scope: Scope, line: int) 
     if isinstance(node, ast.Dict):
         if step == ITER:
             return Where.VALUE  # iterating a dict gives its keys
+        if isinstance(step, Key):
+            return _dict_entry(c, node, step, rest, scope, line)
         return _join([_part(c, value, rest, scope, line) for value in node.values if value is not None])
     if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
         return _part(c, node.elt, rest, scope, node.elt.lineno)
@@ -91,12 +96,33 @@ def _follow(c: Classifier, node: ast.expr, path: Path, scope: Scope, line: int) 
     return Where.UNKNOWN
 
 
+def _dict_entry(c: Classifier, node: ast.Dict, key: Key, rest: Path, scope: Scope, line: int) -> Where | None:
+    """The entry ``key`` of a dict literal: the values under that constant key, and those whose key could be
+    it (a computed key, a ``**spread``: followed to the same key); an entry under another constant key is
+    another value (``{"mask": t, "done": False}["done"]`` is a bool)."""
+    parts: list[Where | None] = []
+    for name, value in zip(node.keys, node.values, strict=True):
+        if name is None:
+            parts.append(_part(c, value, (key, *rest), scope, line))
+        elif not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or name.value == key.name:
+            parts.append(_part(c, value, rest, scope, line))
+    return _join(parts)
+
+
 def _part(c: Classifier, node: ast.expr, path: Path, scope: Scope, line: int) -> Where | None:
     if not path:
         return c.where(node, scope, line)
     if len(path) > MAX_DEPTH:
         return Where.UNKNOWN
     return c.guarded(("follow", id(node), path, line), lambda: _follow(c, node, path, scope, line))
+
+
+def _builds_record(func: ast.Name, scope: Scope, line: int) -> bool:
+    """``func`` names a class of this module, or the builtin ``dict``."""
+    found = scope.lookup(func.id, line)
+    if found is None:
+        return func.id == "dict"
+    return found[0].kind == "class"
 
 
 def _sequence(c: Classifier, elements: list[ast.expr], step: Step, rest: Path, scope: Scope,
@@ -158,6 +184,8 @@ def _written(c: Classifier, items: list[tuple[Content, Scope]], path: Path) -> l
     for content, owner in items:
         if content.depth > len(path):
             continue
+        if content.key is not None and isinstance(path[0], Key) and path[0].name != content.key:
+            continue  # `d["done"] = False` says nothing about `d["mask"]`
         remaining = path[content.depth:]
         if content.spread:
             remaining = (ITER, *remaining)
@@ -189,6 +217,14 @@ def _call(c: Classifier, node: ast.Call, step: Step, rest: Path, scope: Scope, l
     if not isinstance(func, ast.Name):
         return Where.UNKNOWN
     name, arguments = func.id, node.args
+    if isinstance(step, Key) and _builds_record(func, scope, line):
+        # `Inputs(num_patches=n)["num_patches"]`, `dict(lens=l)["lens"]`: a record built here holds under
+        # each field what its keyword passed (a TypedDict or schema class of the module, or `dict`)
+        passed = next((item.value for item in node.keywords if item.arg == step.name), None)
+        spread = [item.value for item in node.keywords if item.arg is None]
+        parts = [_part(c, passed, rest, scope, line) if passed is not None else None]
+        parts.extend(_part(c, value, path, scope, line) for value in spread)
+        return _join(parts)
     if name in _EMPTY_FACTORIES and not arguments:
         return None  # `defaultdict(list)`, `[]`-like: what comes in is what was written
     if name == "range":

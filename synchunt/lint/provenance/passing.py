@@ -6,10 +6,11 @@ a host tensor, whatever its annotation says (``-> torch.Tensor``) and whatever o
 - a function or method of the module (``f(x)``, ``self.m(x)``, ``Class.m(x)``) called with at least one tensor
   provably on the host has its returns read again with each parameter bound to what this call passes; when
   they are host tensors, so is the call's result (its body names no device, or it would say so);
-- a callee the module cannot see, called with at least one tensor provably on the host and nothing else that
-  could live on the device (only plain values and host tensors, no ``device=``), is taken to return host
-  tensors too, as a weak hint (low confidence): functions that compute on their inputs keep them where they
-  are, and a device-side callee would have been handed device tensors.
+- a callee the module cannot see, called with at least one tensor on the host (provably, or named as a host
+  copy: ``lens_cpu``) and nothing else that could live on the device (only plain values and host tensors,
+  no ``device=``), is taken to return host tensors too, as a weak hint (low confidence): functions that
+  compute on their inputs keep them where they are, and a device-side callee would have been handed device
+  tensors.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def called_function(func: ast.expr, scope: Scope, line: int) -> tuple[FunctionDe
     ``f(...)``, ``self.m(...)``, ``Class.m(...)`` for a class of this module."""
     if isinstance(func, ast.Name):
         found = scope.lookup(func.id, line)
-        function = found[0].function if found is not None else None
+        function = found[0].function if found is not None and found[0].kind == "function" else None
         return (function, False) if function is not None else None
     if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
         return None
@@ -110,12 +111,22 @@ def host_in_host_out(c: Classifier, call: ast.Call, scope: Scope, line: int) -> 
     if any(item.arg == "device" for item in call.keywords):
         return False
     found: list[Where] = []
+    copies = False  # an argument named as a host copy: `context_lens_cpu`
     for value in call.args:
         if isinstance(value, ast.Starred):
             found.append(contents.follow(c, value.value, (ITER,), scope, line))
         elif not (isinstance(value, ast.Name) and value.id in _RECEIVERS):
             found.append(c.where(value, scope, line))
+            copies = copies or (found[-1] is Where.CPU_NAMED and _names_host_copy(value))
     for item in call.keywords:
         found.append(c.where(item.value, scope, line) if item.arg is not None
                      else contents.follow(c, item.value, (None,), scope, line))  # `**kwargs`: its values
-    return Where.CPU in found and all(where in (*_HOST, Where.VALUE) for where in found)
+        copies = copies or (found[-1] is Where.CPU_NAMED and _names_host_copy(item.value))
+    # The `_cpu` suffix, the serving code bases' name for a host copy, counts as a host tensor here (the
+    # answer is the weak hint anyway); other host-sounding names (`chunk_list` of device tensors) do not.
+    return (Where.CPU in found or copies) and all(where in (*_HOST, Where.VALUE) for where in found)
+
+
+def _names_host_copy(value: ast.expr) -> bool:
+    name = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else ""
+    return "cpu" in name.lower().strip("_").split("_")

@@ -35,6 +35,8 @@ VALUE_METHODS = frozenset({
     "storage_offset", "get_device", "is_pinned", "query", "item", "tolist", "record", "wait", "keys", "values",
     "items", "get", "append", "extend", "pop", "split_with_sizes_list", "untyped_storage", "record_stream",
     "is_floating_point", "is_complex", "type", "format", "join", "startswith", "endswith", "index", "count",
+    # metadata queries that answer a Python bool without reading the data (not `is_nonzero`: it reads it)
+    "is_inference", "is_shared", "is_set_to", "is_signed", "is_same_size", "is_conj", "is_neg",
 })
 # Methods whose results hold plain values all the way down (a list of numbers, a shape, a string's parts).
 HOST_CONTAINER_METHODS = frozenset({"tolist", "size", "stride", "keys", "split_with_sizes_list", "numpy",

@@ -46,14 +46,15 @@ def sizes(frames: int, stride: int, hidden: torch.Tensor):
     return on_host, on_device, copied
 
 
-def unseen_callees(frames: int, ids: list, hidden: torch.Tensor):
+def unseen_callees(frames: int, ids: list, hidden: torch.Tensor, lens_cpu):
     n = encoder_lengths(torch.tensor([frames], dtype=torch.float)).item()  # expect: SH109 low
     m = Encoder.subsample(None, torch.tensor([frames])).item()  # expect: SH109 low
     positions, delta = Encoder.rope_index(input_ids=torch.tensor(ids).unsqueeze(0))
     first = delta[0].item()  # expect: SH109 low
     mixed = encoder_lengths(torch.tensor([frames]), hidden).item()  # expect: SH109 medium
     moved = encoder_lengths(torch.tensor([frames]), device="cuda").item()  # expect: SH109 medium
-    return n, m, first, mixed, moved
+    named = encoder_lengths(lens_cpu, 2, None).tolist()  # expect: SH201 low
+    return n, m, first, mixed, moved, named
 
 
 def patches_per_video(grid_thw: torch.Tensor, counts: list) -> torch.Tensor:

@@ -26,4 +26,4 @@ def _walk(lengths: torch.Tensor, depth: int):
 
 
 def start_walk(lengths_cpu):
-    _walk(lengths_cpu, 3)  # expect: SH110 low
+    _walk(lengths_cpu, 3)  # read with what it passes (a host tensor, an int), `_walk` reads no device value
