@@ -119,3 +119,18 @@ def test_non_ascii_columns_are_characters():
     source = "import torch\ndef f(x: torch.Tensor):\n    ü = 'é'; y = x.item()\n"
     (finding,) = lint_source(source, "u.py")
     assert finding.column == source.splitlines()[2].index("x.item") + 1
+
+
+def test_name_patterns_match_as_fnmatch_does():
+    import fnmatch
+    import itertools
+
+    from synchunt.config import name_matches
+
+    pieces = ["", "a", "ab", "b", "*", "**", "?", "[ab]", "[!a]", "forward", "_", "."]
+    patterns = {"".join(parts) for size in (1, 2, 3) for parts in itertools.product(pieces, repeat=size)}
+    names = ["", "a", "b", "ab", "ba", "aab", "abab", "forward", "forward_step", "my_forward", "x.y", "a*b", "a?b",
+             "[ab]", "_a_b_"]
+    wrong = [(name, pattern) for pattern in sorted(patterns) for name in names
+             if name_matches(name, pattern) != fnmatch.fnmatchcase(name, pattern)]
+    assert not wrong, wrong[:10]
