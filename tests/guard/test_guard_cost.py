@@ -41,6 +41,24 @@ def guard_calls(run: Callable[[], Any]) -> Counter[str]:
     return calls
 
 
+def all_calls(run: Callable[[], Any]) -> Counter[str]:
+    """Every call ``run`` makes, Python functions and C ones (builtins, torch's bindings) alike, by name."""
+    calls: Counter[str] = Counter()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls[frame.f_code.co_qualname] += 1
+        elif event == "c_call":
+            calls[getattr(arg, "__qualname__", repr(arg))] += 1
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
 def decode_like_ops() -> None:
     """One layer of a decode step: no op of it is a catalogue op, or a copy that crosses a device."""
     hidden, keys, live = torch.randn(1, 8), torch.zeros(4, 8), torch.arange(4)
@@ -133,5 +151,19 @@ def test_entering_and_leaving_a_guard_is_a_fixed_small_amount_of_work() -> None:
     with watch():  # nested guards enter and leave without installing anything again
         nested = guard_calls(_enter_and_leave)
     assert guard_calls(_enter_and_leave) == first  # the same work after many guards and another thread's
-    assert sum(first.values()) <= 60, first
+    assert sum(first.values()) <= 40, first
     assert sum(nested.values()) <= 20, nested
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on CUDA the sync-debug signal adds its own calls at entry")
+def test_entering_and_leaving_sets_the_patches_in_c_loops() -> None:
+    """The catalogue's patches (about fourteen attributes) are read, set and put back in ``map`` loops over tuples
+    resolved once: no Python step, and no ``setattr`` from Python, per attribute. 207 calls a pair when each
+    attribute took a Python loop step; about 90 now."""
+    _enter_and_leave()
+    calls = all_calls(_enter_and_leave)
+    assert sum(calls.values()) <= 100, calls
+    per_attribute = {name: calls[name] for name in ("setattr", "getattr", "delattr", "vars", "_wrapper")}
+    # what remains: the route's two class patches (higher-order operators, the shadow device's entry), set and undone
+    assert max(per_attribute.values()) <= 4, per_attribute
+    assert max(calls.values()) <= 5, calls.most_common(3)
