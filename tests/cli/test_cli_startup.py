@@ -101,6 +101,17 @@ def test_the_derived_command_map_is_the_applications() -> None:
     assert module_of("compare") == "report" and module_of("no-such-command") is None
 
 
+def test_running_a_command_parses_only_the_module_that_declares_it() -> None:
+    from synchunt.cli import commands
+
+    commands.module_of.cache_clear()
+    commands._entries.cache_clear()
+    assert commands.module_of("lint") == "lint"  # other modules say "lint" in their text, none declares it
+    assert commands._entries.cache_info().currsize == 1
+    commands.module_of.cache_clear()
+    assert all(commands.module_of(entry.name) == entry.module for entry in commands.command_entries())
+
+
 def test_one_mode_enum_for_the_options_and_detection() -> None:
     from synchunt.cli.app import Mode as OptionMode
     from synchunt.detect import Mode as DetectionMode
