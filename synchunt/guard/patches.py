@@ -164,16 +164,18 @@ class _Attributes:
         self.names = tuple(name for _, name, _ in plan)
         # live read-only views of the owners' own dicts (a class's is one already, a module's is wrapped)
         self.own = tuple(_own_view(owner) for owner in self.owners)
-        self._originals: tuple[Any, ...] | None = None  # what the wrappers below wrap
+        self._originals: list[Any] | None = None  # what the wrappers below wrap
         self._wrappers: tuple[Any, ...] = ()
-        self._saved: tuple[Any, ...] | None = None  # the own values last saved, and how they restore:
+        self._saved: list[Any] | None = None  # the own values last saved, and how they restore:
         self._restore_sets: tuple[tuple[Any, ...], tuple[str, ...], tuple[Any, ...]] = ((), (), ())
         self._restore_dels: tuple[tuple[Any, ...], tuple[str, ...]] = ((), ())
 
-    def apply(self) -> tuple[Any, ...]:
-        """Set every wrapper; returns what :meth:`restore` puts back."""
-        saved = tuple(map(_OWN_GET, self.own, self.names, _MISSINGS))
-        originals = tuple(map(getattr, self.owners, self.names))
+    def apply(self) -> list[Any]:
+        """Set every wrapper; returns what :meth:`restore` puts back (lists, not tuples: a tuple built from a ``map``
+        is resized as it grows and never comes back from the tuple free list, so two a guard entry would add up
+        to a garbage collection every few hundred entries)."""
+        saved = list(map(_OWN_GET, self.own, self.names, _MISSINGS))
+        originals = list(map(getattr, self.owners, self.names))
         if originals != self._originals:
             self._wrappers = tuple(map(_wrapper, self.owners, self.names, (make for _, _, make in self.plan),
                                        originals))
@@ -185,7 +187,7 @@ class _Attributes:
             raise
         return saved
 
-    def restore(self, saved: tuple[Any, ...]) -> None:
+    def restore(self, saved: list[Any]) -> None:
         if saved != self._saved:  # an attribute changed since the last entry: split the restore again
             kept = [index for index, value in enumerate(saved) if value is not _MISSING]
             gone = [index for index, value in enumerate(saved) if value is _MISSING]
@@ -196,7 +198,7 @@ class _Attributes:
         _consume(map(setattr, *self._restore_sets))
         _consume(map(delattr, *self._restore_dels))
 
-    def _put_back(self, saved: tuple[Any, ...]) -> None:
+    def _put_back(self, saved: list[Any]) -> None:
         """After a failed :meth:`apply`: each attribute that no longer holds its saved value gets it back."""
         for owner, name, own, value in zip(self.owners, self.names, self.own, saved, strict=True):
             if own.get(name, _MISSING) is not value:
@@ -360,7 +362,7 @@ class Patches:
 
     def __init__(self) -> None:
         self._attributes = _attributes()
-        self._saved: tuple[Any, ...] | None = self._attributes.apply()
+        self._saved: list[Any] | None = self._attributes.apply()
         self._sync_debug = _SyncDebugSignal() if _real_cuda() else None
         shadow_state.set_reporter(_shadow_call, _SHADOW_TARGETS)
 

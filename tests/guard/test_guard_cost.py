@@ -5,6 +5,7 @@ taken, by the guard's own Python calls (robust on a loaded machine, where timing
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -167,3 +168,20 @@ def test_entering_and_leaving_sets_the_patches_in_c_loops() -> None:
     # what remains: the route's two class patches (higher-order operators, the shadow device's entry), set and undone
     assert max(per_attribute.values()) <= 4, per_attribute
     assert max(calls.values()) <= 5, calls.most_common(3)
+
+
+def test_entering_and_leaving_leaves_nothing_for_the_garbage_collector() -> None:
+    """What an entry allocates is freed by its exit: the collector's allocation count does not grow with entries,
+    so a loop of guarded steps triggers no collection of its own (a tuple built from a ``map`` at each entry grew it
+    by one, and a collection over torch's objects came every few hundred entries)."""
+    _enter_and_leave()
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.get_count()[0]
+        for _ in range(1000):
+            _enter_and_leave()
+        grown = gc.get_count()[0] - before
+    finally:
+        gc.enable()
+    assert grown < 200, grown
