@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import itertools
 import linecache
+import operator
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -176,7 +177,8 @@ class _Attributes:
         to a garbage collection every few hundred entries)."""
         saved = list(map(_OWN_GET, self.own, self.names, _MISSINGS))
         originals = list(map(getattr, self.owners, self.names))
-        if originals != self._originals:
+        # by identity (what a user patched in may define its own ==)
+        if self._originals is None or not all(map(operator.is_, originals, self._originals)):
             self._wrappers = tuple(map(_wrapper, self.owners, self.names, (make for _, _, make in self.plan),
                                        originals))
             self._originals = originals
@@ -188,7 +190,8 @@ class _Attributes:
         return saved
 
     def restore(self, saved: list[Any]) -> None:
-        if saved != self._saved:  # an attribute changed since the last entry: split the restore again
+        # split again only when an attribute changed since the last entry
+        if self._saved is None or not all(map(operator.is_, saved, self._saved)):
             kept = [index for index, value in enumerate(saved) if value is not _MISSING]
             gone = [index for index, value in enumerate(saved) if value is _MISSING]
             self._restore_sets = (tuple(self.owners[i] for i in kept), tuple(self.names[i] for i in kept),

@@ -185,3 +185,39 @@ def test_entering_and_leaving_leaves_nothing_for_the_garbage_collector() -> None
     finally:
         gc.enable()
     assert grown < 200, grown
+
+
+class _EqualToEverything:
+    """A user's own patch whose ``==`` says yes to anything: the guard must tell it from torch's by identity."""
+
+    def __init__(self, original: Any) -> None:
+        self.original, self.calls = original, 0
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+    def __call__(self, tensor: torch.Tensor) -> Any:
+        self.calls += 1
+        return self.original(tensor)
+
+
+def test_an_attribute_patched_between_guards_is_wrapped_then_put_back() -> None:
+    torch_tolist = torch.Tensor.tolist
+    _enter_and_leave()  # the wrappers of torch's own methods are made
+    users = _EqualToEverything(torch_tolist)
+    torch.Tensor.tolist = users
+    try:
+        with watch() as guard:
+            assert torch.Tensor.tolist is not users  # wrapped, not mistaken for torch's own
+            torch.arange(3).tolist()
+        assert torch.Tensor.__dict__["tolist"] is users and users.calls == 1
+        assert [record.op for record in guard.syncs] == ["Tensor.tolist"]
+    finally:
+        del torch.Tensor.tolist
+    assert torch.Tensor.tolist is torch_tolist and "tolist" not in torch.Tensor.__dict__
+    with watch() as again:
+        torch.arange(3).tolist()
+    assert torch.Tensor.tolist is torch_tolist and [record.op for record in again.syncs] == ["Tensor.tolist"]
+    assert users.calls == 1
