@@ -221,3 +221,34 @@ def test_an_attribute_patched_between_guards_is_wrapped_then_put_back() -> None:
         torch.arange(3).tolist()
     assert torch.Tensor.tolist is torch_tolist and [record.op for record in again.syncs] == ["Tensor.tolist"]
     assert users.calls == 1
+
+
+def test_a_patch_that_cannot_be_set_leaves_every_attribute_as_it_was() -> None:
+    from synchunt.guard.patches import _Attributes
+
+    class Owner:
+        def method(self) -> str:
+            return "own"
+
+    class Inheriting(Owner):
+        pass
+
+    class Refusing(type):
+        def __setattr__(cls, name: str, value: Any) -> None:
+            raise AttributeError(f"{name} is read-only here")
+
+    class Locked(metaclass=Refusing):
+        def method(self) -> str:
+            return "locked"
+
+    own, inherited = Owner.__dict__["method"], Owner.method
+    attributes = _Attributes([(Owner, "method", lambda f: "wrapped"), (Inheriting, "method", lambda f: "wrapped"),
+                              (Locked, "method", lambda f: "wrapped")])
+    with pytest.raises(AttributeError, match="read-only"):
+        attributes.apply()
+    assert Owner.__dict__["method"] is own and "method" not in Inheriting.__dict__ and Inheriting.method is inherited
+    fine = _Attributes([(Owner, "method", lambda f: "wrapped"), (Inheriting, "method", lambda f: "wrapped")])
+    saved = fine.apply()
+    assert Owner.method == "wrapped" and Inheriting.__dict__["method"] == "wrapped"
+    fine.restore(saved)
+    assert Owner.__dict__["method"] is own and "method" not in Inheriting.__dict__
