@@ -40,6 +40,33 @@ _KEYS = ("select", "ignore", "min-confidence", "exclude", "per-file-ignores", "e
 _CODE = re.compile(r"SH\d{0,3}")
 
 
+_STAR_ONLY: dict[str, tuple[str, ...] | None] = {}  # pattern → its pieces between `*`s; None: it needs fnmatch
+
+
+def name_matches(name: str, pattern: str) -> bool:
+    """``fnmatch.fnmatchcase(name, pattern)``, without compiling a regular expression for a pattern whose only
+    wildcard is ``*`` (almost every one: the lint matches each function's name against about eighty such patterns,
+    and compiling them was a tenth of a one-file lint's time)."""
+    pieces = _STAR_ONLY.get(pattern, ())
+    if pieces == ():
+        pieces = _STAR_ONLY[pattern] = None if "?" in pattern or "[" in pattern else tuple(pattern.split("*"))
+    if pieces is None:
+        return fnmatch.fnmatchcase(name, pattern)
+    if len(pieces) == 1:
+        return name == pattern
+    first, last = pieces[0], pieces[-1]
+    end = len(name) - len(last)
+    if end < len(first) or not name.startswith(first) or not name.endswith(last):
+        return False
+    position = len(first)
+    for piece in pieces[1:-1]:  # each in turn, leftmost first: a `*` between them takes what lies between
+        found = name.find(piece, position, end)
+        if found < 0:
+            return False
+        position = found + len(piece)
+    return True
+
+
 @dataclass(frozen=True)
 class SynchuntConfig:
     """What ``[tool.synchunt]`` says; ``path`` is ``None`` when no ``pyproject.toml`` has the table."""
@@ -165,11 +192,11 @@ def matches_any(path: Path, patterns: tuple[str, ...], root: Path) -> bool:
     for pattern in patterns:
         pattern = pattern.rstrip("/")
         if "/" in pattern:
-            if any(fnmatch.fnmatchcase(candidate, pattern) for candidate in candidates):
+            if any(name_matches(candidate, pattern) for candidate in candidates):
                 return True
-        elif any(fnmatch.fnmatchcase(part, pattern) for part in relative.parts):
+        elif any(name_matches(part, pattern) for part in relative.parts):
             return True
     return False
 
 
-__all__ = ["SynchuntConfig", "load_config", "matches_any", "parse_table"]
+__all__ = ["SynchuntConfig", "load_config", "matches_any", "name_matches", "parse_table"]

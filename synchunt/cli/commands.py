@@ -82,15 +82,18 @@ def command_modules() -> tuple[str, ...]:
 @cache
 def module_of(command: str | None) -> str | None:
     """The module declaring ``command`` (None: no such command). Only the modules whose source holds its name
-    (as the name given, or as the function's name typer derives it from) are parsed: running a command parses
-    one module, not all of them."""
+    are parsed: running a command parses one module, not all of them. First those that spell it as a declaration
+    would (the name quoted, or the function typer derives it from), then any that holds the word (a name no
+    declaration spells plainly)."""
     if command is None:
         return None
-    spellings = (command, command.replace("-", "_"))
-    for path in _command_files():
-        text = _source(path)
-        if any(spelling in text for spelling in spellings):
-            found = next((entry.module for entry in _entries(path) if entry.name == command), None)
-            if found is not None:
-                return found
+    function = command.replace("-", "_")
+    declared = (f'"{command}"', f"'{command}'", f"def {function}(")
+    for spellings in (declared, (command, function)):
+        for path in _command_files():
+            text = _source(path)
+            if any(spelling in text for spelling in spellings):
+                found = next((entry.module for entry in _entries(path) if entry.name == command), None)
+                if found is not None:
+                    return found
     return None

@@ -34,20 +34,27 @@ def library_packets_loaded() -> frozenset[str]:
 
     Nothing is imported here to make one exist: a library op is registered when its package loads its extension,
     so a namespace whose package is not imported is skipped at the cost of a dict look-up (this runs at every
-    outermost guard entry), and the registry is asked only for the others. A table built before a library
-    loaded lacks its ops (``install`` rebuilds it when this set grows)."""
-    found = set(_LOADED)
-    for packet in _LIBRARY_PACKETS - _LOADED:
-        namespace, _ = _split(packet)
-        if namespace in sys.modules and torch._C._dispatch_has_kernel(packet):
-            found.add(packet)
-    _LOADED.update(found)
-    return frozenset(found)
+    outermost guard entry, so the common case calls nothing), and the registry is asked only for the others. A
+    table built before a library loaded lacks its ops (``install`` rebuilds it when this set grows)."""
+    global _LOADED
+    found = None
+    for namespace, packets in _PENDING.items():
+        if namespace in sys.modules:
+            for packet in packets - _LOADED:
+                if torch._C._dispatch_has_kernel(packet):
+                    found = (found or set()) | {packet}
+    if found:
+        _LOADED = _LOADED | found  # a registered op stays registered: asked once
+    return _LOADED
 
 
 _LIBRARY_PACKETS = frozenset(guard_op.packet for rule in RULES for guard_op in rule.guard_ops
                              if "::" in guard_op.packet)
-_LOADED: set[str] = set()  # a registered op stays registered: asked once
+# namespace → its packets (a library op is looked for only once its package is imported)
+_PENDING: dict[str, frozenset[str]] = {
+    namespace: frozenset(packet for packet in _LIBRARY_PACKETS if _split(packet)[0] == namespace)
+    for namespace in sorted({_split(packet)[0] for packet in _LIBRARY_PACKETS})}
+_LOADED: frozenset[str] = frozenset()
 
 
 def _overloads(packet_name: str, libraries: frozenset[str]) -> list[torch._ops.OpOverload]:

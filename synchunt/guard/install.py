@@ -78,12 +78,14 @@ class Session:
         return self._route is not None
 
     def enter(self, recorder: scope.Recorder, *, all_tasks: bool = False) -> scope.Entry:
+        ident = threading.get_ident()
         with self._lock:
-            self._heal_current_thread()
+            arm = self._arms.get(ident)
+            if arm is not None and arm.stale and arm.entries <= 0:  # its guard was left from another thread
+                self._disarm(ident)
+                arm = None
             if self._route is None:
                 self._install()
-            ident = threading.get_ident()
-            arm = self._arms.get(ident)
             if arm is None:
                 assert self._route is not None
                 arm = self._arms[ident] = _Arm(threading.current_thread(), self._route.arm())
@@ -93,17 +95,19 @@ class Session:
 
     def exit(self, entry: scope.Entry) -> None:
         scope.remove(entry)
+        ident = threading.get_ident()
         with self._lock:
             thread = entry.key[0]
             arm = self._arms.get(thread)
             if arm is not None:
                 arm.entries -= 1
                 if arm.entries <= 0:
-                    if thread == threading.get_ident():
+                    if thread == ident:
                         self._disarm(thread)
                     else:
                         arm.stale = True
-            self._heal_current_thread()
+            if thread != ident:
+                self._heal_current_thread()
             if self._arms:  # other threads still armed: those that died left their arms behind
                 self._drop_dead_threads()
             if not self._arms:

@@ -13,10 +13,14 @@ Every wrapper checks the calling thread and task first, so unguarded code only p
 
 from __future__ import annotations
 
+import collections
+import itertools
 import linecache
+import operator
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -137,36 +141,87 @@ def _quiet(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _MISSING = object()
+_MISSINGS = itertools.repeat(_MISSING)
+_OWN_GET = MappingProxyType.get
 # (id(owner), attribute) → (the original wrapped, its wrapper): entering a guard again only sets attributes.
 _MADE: dict[tuple[int, str], tuple[Any, Any]] = {}
-Undo = list[tuple[Any, str, Any]]  # (owner, attribute, what its own dict held there, or _MISSING)
 
 
-def _apply(plan: PatchPlan) -> Undo:
-    """Replace each ``owner.name`` by its wrapper; what to put back: the owner's own attribute, or nothing (an
-    inherited one). A wrapper is made again only when the attribute changed since it was made."""
-    undo: Undo = []
-    try:
-        for owner, name, make in plan:
-            saved = vars(owner).get(name, _MISSING)
-            original = getattr(owner, name)
-            known = _MADE.get((id(owner), name))
-            if known is None or known[0] is not original:
-                known = _MADE[(id(owner), name)] = (original, make(original))
-            setattr(owner, name, known[1])
-            undo.append((owner, name, saved))
-    except BaseException:
-        _restore(undo)
-        raise
-    return undo
+# Runs a ``map`` of C calls (``setattr``) to its end, keeping nothing: the loop runs in C, without one Python step
+# (nor a Python frame) per attribute.
+_consume: Callable[[Iterator[Any]], None] = collections.deque(maxlen=0).extend
 
 
-def _restore(undo: Undo) -> None:
-    for owner, name, saved in reversed(undo):
-        if saved is _MISSING:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, saved)
+class _Attributes:
+    """The plan's attributes, resolved once into parallel tuples, so that entering and leaving a guard reads, sets
+    and restores all of them in C loops (every outermost entry does, so this is most of what entering costs).
+
+    A wrapper is made again only for an attribute that changed since it was made (a user's own patch); what is
+    restored is what each owner's own dict held at entry (``_MISSING``: an inherited attribute, deleted again)."""
+
+    def __init__(self, plan: PatchPlan) -> None:
+        self.plan = plan
+        self.owners = tuple(owner for owner, _, _ in plan)
+        self.names = tuple(name for _, name, _ in plan)
+        # live read-only views of the owners' own dicts (a class's is one already, a module's is wrapped)
+        self.own = tuple(_own_view(owner) for owner in self.owners)
+        self._originals: list[Any] | None = None  # what the wrappers below wrap
+        self._wrappers: tuple[Any, ...] = ()
+        self._saved: list[Any] | None = None  # the own values last saved, and how they restore:
+        self._restore_sets: tuple[tuple[Any, ...], tuple[str, ...], tuple[Any, ...]] = ((), (), ())
+        self._restore_dels: tuple[tuple[Any, ...], tuple[str, ...]] = ((), ())
+
+    def apply(self) -> list[Any]:
+        """Set every wrapper; returns what :meth:`restore` puts back (lists, not tuples: a tuple built from a ``map``
+        is resized as it grows and never comes back from the tuple free list, so two a guard entry would add up
+        to a garbage collection every few hundred entries)."""
+        saved = list(map(_OWN_GET, self.own, self.names, _MISSINGS))
+        originals = list(map(getattr, self.owners, self.names))
+        # by identity (what a user patched in may define its own ==)
+        if self._originals is None or not all(map(operator.is_, originals, self._originals)):
+            self._wrappers = tuple(map(_wrapper, self.owners, self.names, (make for _, _, make in self.plan),
+                                       originals))
+            self._originals = originals
+        try:
+            _consume(map(setattr, self.owners, self.names, self._wrappers))
+        except BaseException:
+            self._put_back(saved)
+            raise
+        return saved
+
+    def restore(self, saved: list[Any]) -> None:
+        # split again only when an attribute changed since the last entry
+        if self._saved is None or not all(map(operator.is_, saved, self._saved)):
+            kept = [index for index, value in enumerate(saved) if value is not _MISSING]
+            gone = [index for index, value in enumerate(saved) if value is _MISSING]
+            self._restore_sets = (tuple(self.owners[i] for i in kept), tuple(self.names[i] for i in kept),
+                                  tuple(saved[i] for i in kept))
+            self._restore_dels = (tuple(self.owners[i] for i in gone), tuple(self.names[i] for i in gone))
+            self._saved = saved
+        _consume(map(setattr, *self._restore_sets))
+        _consume(map(delattr, *self._restore_dels))
+
+    def _put_back(self, saved: list[Any]) -> None:
+        """After a failed :meth:`apply`: each attribute that no longer holds its saved value gets it back."""
+        for owner, name, own, value in zip(self.owners, self.names, self.own, saved, strict=True):
+            if own.get(name, _MISSING) is not value:
+                if value is _MISSING:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, value)
+
+
+def _own_view(owner: Any) -> MappingProxyType[str, Any]:
+    own = vars(owner)
+    return own if isinstance(own, MappingProxyType) else MappingProxyType(own)
+
+
+def _wrapper(owner: Any, name: str, make: Callable[[Any], Any], original: Any) -> Any:
+    """The wrapper of ``original`` at ``owner.name``, made once per original."""
+    known = _MADE.get((id(owner), name))
+    if known is None or known[0] is not original:
+        known = _MADE[(id(owner), name)] = (original, make(original))
+    return known[1]
 
 
 class _SyncDebugSignal:
@@ -219,6 +274,7 @@ class _SyncDebugSignal:
 
 PatchPlan = list[tuple[Any, str, Callable[[Any], Any]]]
 _PLAN: PatchPlan | None = None
+_ATTRIBUTES: _Attributes | None = None
 
 
 def _plan() -> PatchPlan:
@@ -244,13 +300,31 @@ def _plan() -> PatchPlan:
             owner, name = _resolve_owner(call.target), call.target.rsplit(".", 1)[1]
             if owner is not None and hasattr(owner, name):
                 plan.append((owner, name, _quiet))
+        # Each attribute once: two wrappers of one attribute would each save and restore the other's.
+        seen: set[tuple[int, str]] = set()
+        for owner, name, _ in plan:
+            if (id(owner), name) in seen:
+                raise ValueError(f"guard patch {getattr(owner, '__name__', owner)}.{name} is planned twice")
+            seen.add((id(owner), name))
         _PLAN = plan
     return _PLAN
 
 
+def _attributes() -> _Attributes:
+    """The plan's attributes, resolved into their tuples once."""
+    global _ATTRIBUTES
+    plan = _plan()
+    if _ATTRIBUTES is None or _ATTRIBUTES.plan is not plan:
+        _ATTRIBUTES = _Attributes(plan)
+    return _ATTRIBUTES
+
+
+_CUDA_BUILT = torch.backends.cuda.is_built()  # a build without CUDA never has it: asked at every guard entry
+
+
 def _real_cuda() -> bool:
     """CUDA is here, not emulated: under the shadow device its explicit syncs come through :func:`_shadow_call`."""
-    return torch.cuda.is_available() and not shadow_state.is_active()
+    return _CUDA_BUILT and torch.cuda.is_available() and not shadow_state.is_active()
 
 
 def _shadow_call(target: str, tensor: torch.Tensor | None, run: Callable[[], Any]) -> Any:
@@ -290,14 +364,16 @@ class Patches:
     """The catalogue's guard patches (and on CUDA the sync-debug signal), installed on construction."""
 
     def __init__(self) -> None:
-        self._undo = _apply(_plan())
+        self._attributes = _attributes()
+        self._saved: list[Any] | None = self._attributes.apply()
         self._sync_debug = _SyncDebugSignal() if _real_cuda() else None
         shadow_state.set_reporter(_shadow_call, _SHADOW_TARGETS)
 
     def undo(self) -> None:
         shadow_state.set_reporter(None)
-        undo, self._undo = self._undo, []
-        _restore(undo)
+        saved, self._saved = self._saved, None
+        if saved is not None:
+            self._attributes.restore(saved)
         if self._sync_debug is not None:
             self._sync_debug.undo()
             self._sync_debug = None

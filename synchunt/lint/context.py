@@ -19,12 +19,13 @@ Names are matched as glob patterns on the function's own name, lower-cased; ``[t
 from __future__ import annotations
 
 import ast
-import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import PurePath
 from typing import TYPE_CHECKING
+
+from synchunt.config import name_matches
 
 if TYPE_CHECKING:
     from synchunt.lint.callsites import CallSite
@@ -74,7 +75,7 @@ def is_test_path(path: str) -> bool:
     parts = PurePath(path).parts
     name = parts[-1].lower() if parts else ""
     return any(part.lower() in _TEST_FOLDERS for part in parts[:-1]) or any(
-        fnmatch.fnmatchcase(name, pattern) for pattern in DEFAULT_TEST_FILES if pattern.endswith(".py"))
+        name_matches(name, pattern) for pattern in DEFAULT_TEST_FILES if pattern.endswith(".py"))
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class ContextRules:
         for patterns, context in ((self.step, RunContext.STEP), (self.cold, RunContext.COLD),
                                   (_STEP_FIRST, RunContext.STEP), (COLD_FUNCTIONS, RunContext.COLD),
                                   (STEP_FUNCTIONS, RunContext.STEP)):
-            if any(fnmatch.fnmatchcase(name, pattern.lower()) for pattern in patterns):
+            if any(name_matches(name, pattern.lower()) for pattern in patterns):
                 return context
         return None
 

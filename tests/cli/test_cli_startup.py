@@ -65,6 +65,25 @@ def test_the_help_lists_every_command_without_importing_its_module() -> None:
         assert f"synchunt.cli.{entry.module}" not in modules
 
 
+# What `synchunt lint FILE` (a pre-commit hook, timed by its start-up) must not load: the analysis's dependencies
+# but msgspec (the findings and the catalogue are msgspec structs), rich (text to a pipe or a file is written
+# without it), XML (a format it does not write), nor the parts of synchunt that run, trace or analyse code.
+LINT_MUST_NOT_LOAD = ("numpy", "pandas", "torch", "pyarrow", "rich", "xml")
+LINT_MUST_NOT_LOAD_OURS = ("synchunt.render.junit_xml", "synchunt.render.sarif", "synchunt.guard", "synchunt.shadow",
+                           "synchunt.trace", "synchunt.detect", "synchunt.capture", "synchunt.cli.gate",
+                           "synchunt.cli.analysis")
+
+
+def test_linting_one_file_loads_only_what_the_lint_and_its_text_need(tmp_path) -> None:
+    path = tmp_path / "step.py"
+    path.write_text("import torch\n\n\ndef step(x: torch.Tensor) -> float:\n    return x.sum().item()\n")
+    modules, out = _imported("lint", str(path))
+    assert "synchunt.lint" in modules and "synchunt.fixes" in modules  # the measurement saw the lint run
+    assert f"{path}:5:12: SH109 error" in out and out.endswith("1 finding (1 error) in 1 file\n")
+    assert not sorted(name for name in modules if name.split(".")[0] in LINT_MUST_NOT_LOAD)
+    assert not sorted(name for name in modules if name.startswith(LINT_MUST_NOT_LOAD_OURS))
+
+
 def test_a_command_imports_only_its_own_module() -> None:
     modules, _ = _imported("rules", "--help")
     assert "synchunt.cli.catalog" in modules
@@ -80,6 +99,17 @@ def test_the_derived_command_map_is_the_applications() -> None:
     registered = {name: command.callback.__module__ for name, command in typer.main.get_command(app).commands.items()}
     assert registered == {entry.name: f"synchunt.cli.{entry.module}" for entry in command_entries()}
     assert module_of("compare") == "report" and module_of("no-such-command") is None
+
+
+def test_running_a_command_parses_only_the_module_that_declares_it() -> None:
+    from synchunt.cli import commands
+
+    commands.module_of.cache_clear()
+    commands._entries.cache_clear()
+    assert commands.module_of("lint") == "lint"  # other modules say "lint" in their text, none declares it
+    assert commands._entries.cache_info().currsize == 1
+    commands.module_of.cache_clear()
+    assert all(commands.module_of(entry.name) == entry.module for entry in commands.command_entries())
 
 
 def test_one_mode_enum_for_the_options_and_detection() -> None:

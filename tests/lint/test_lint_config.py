@@ -119,3 +119,33 @@ def test_non_ascii_columns_are_characters():
     source = "import torch\ndef f(x: torch.Tensor):\n    ü = 'é'; y = x.item()\n"
     (finding,) = lint_source(source, "u.py")
     assert finding.column == source.splitlines()[2].index("x.item") + 1
+
+
+def test_name_patterns_match_as_fnmatch_does():
+    import fnmatch
+    import itertools
+
+    from synchunt.config import name_matches
+
+    pieces = ["", "a", "ab", "b", "*", "**", "?", "[ab]", "[!a]", "forward", "_", "."]
+    patterns = {"".join(parts) for size in (1, 2, 3) for parts in itertools.product(pieces, repeat=size)}
+    names = ["", "a", "b", "ab", "ba", "aab", "abab", "forward", "forward_step", "my_forward", "x.y", "a*b", "a?b",
+             "[ab]", "_a_b_"]
+    wrong = [(name, pattern) for pattern in sorted(patterns) for name in names
+             if name_matches(name, pattern) != fnmatch.fnmatchcase(name, pattern)]
+    assert not wrong, wrong[:10]
+
+
+def test_only_a_source_that_holds_a_suppression_is_tokenized(monkeypatch):
+    import tokenize
+
+    from synchunt.lint import suppress
+
+    tokenized = []
+    real = tokenize.generate_tokens
+    monkeypatch.setattr(tokenize, "generate_tokens", lambda readline: tokenized.append(1) or real(readline))
+    assert suppress.find_suppressions("import synchunt\nx = synchunt.watch()  # synchunt watches\n") == {}
+    assert not tokenized
+    text = "s = '# synchunt: ignore'\nx.item()  # synchunt: ignore[SH109] -- once\n"
+    assert suppress.find_suppressions(text) == {2: suppress.Suppression(2, ("SH109",), "once")}
+    assert tokenized  # the string that looks like one is told from the comment by the tokenizer

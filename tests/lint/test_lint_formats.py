@@ -123,3 +123,55 @@ def test_real_findings_render_in_every_format(tmp_path):
     jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(to_sarif(findings))
     assert len(render_github(findings).splitlines()) == 2
     assert load_json(render_json(FindingSet(tuple(findings)))) == findings
+
+
+def _through_rich(findings: FindingSet, width: int) -> str:
+    from synchunt.render.findings.text import _group, finding_lines
+    from synchunt.render.text import to_text
+
+    return to_text(_group(finding_lines(findings)), RenderOptions(color=False, width=max(width, 400)))
+
+
+def _finding(message: str, snippet: str | None = "x.item()") -> Finding:
+    from synchunt.findings import Edit, Rewrite
+
+    fix = Rewrite(rule="SH109", pattern="keep-on-device", title="t", line=1, column=1, end_line=1, end_column=9,
+                  original="x.item()", replacement="x", edits=(Edit(1, 1, 1, 1, "y = 1\n"),),
+                  condition="a 0-dim tensor → fine", safety="conditional")
+    return Finding("SH109", message, "pkg/m.py", 1, 1, 1, 9, Severity.WARNING, Confidence.MEDIUM, "f", snippet,
+                   fix=fix)
+
+
+# Where each line fits, the text is written without rich; where one would wrap (or holds a character rich
+# measures), rich writes it. Either way the bytes are rich's.
+_HEAD = len("pkg/m.py:1:1: SH109 warning (medium confidence) ") + len(" in f")
+_EDGES = {
+    "ascii": "`x.item()` reads a device value",
+    "arrows and ellipses": "`x.item()` → reads… a device value × 2",
+    "exactly the width": "w" * (400 - _HEAD),
+    "one past the width": "w" * (401 - _HEAD),
+    "wide characters at the width": "漢" * ((400 - _HEAD) // 2),
+    "wide characters past it": "漢" * ((400 - _HEAD) // 2 + 1),
+    "trailing spaces": "`x.item()` reads   ",
+    "long words past it": " ".join(["word" * 30] * 6),
+}
+
+
+@pytest.mark.parametrize("message", list(_EDGES.values()), ids=list(_EDGES))
+@pytest.mark.parametrize("width", [80, 400, 600])
+def test_plain_text_is_what_rich_writes(message: str, width: int) -> None:
+    findings = FindingSet((*FINDINGS, _finding(message), _finding(message, None)), files_checked=2,
+                          notes=("2 test files skipped", "", "a\tnote with a tab"))
+    assert render_text(findings, RenderOptions(width=width)) == _through_rich(findings, width)
+
+
+def test_plain_text_takes_only_lines_it_can_measure() -> None:
+    from synchunt.render.findings.text import finding_lines, plain_text
+
+    def plain(message: str) -> str | None:
+        return plain_text(finding_lines(FindingSet((_finding(message),))), 400)
+
+    exact = plain(_EDGES["exactly the width"])
+    assert exact is not None and len(exact.splitlines()[0]) == 400 and plain(_EDGES["arrows and ellipses"])
+    assert plain(_EDGES["one past the width"]) is None and plain(_EDGES["wide characters past it"]) is None
+    assert plain_text(finding_lines(FindingSet((), notes=("a\tb",))), 400) is None  # rich expands the tab

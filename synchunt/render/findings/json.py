@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from synchunt.findings import Finding, FindingSet
@@ -34,11 +33,15 @@ def _item(finding: Finding) -> dict[str, Any]:
 
 
 def render_json(findings: FindingSet, options: RenderOptions | None = None) -> str:
+    import json  # here, as in load_json: the lint's --format choices load this module, text output needs no json
+
     return json.dumps(findings_document(findings), indent=2, allow_nan=False) + "\n"
 
 
 def load_json(text: str) -> list[Finding]:
     """The findings (problems included) of a document written by :func:`render_json`."""
+    import json
+
     document = json.loads(text)
     if document.get("schema") != SCHEMA:
         raise ValueError(f"not a {SCHEMA} document (schema {document.get('schema')!r})")

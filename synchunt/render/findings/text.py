@@ -12,37 +12,71 @@ from synchunt.render.text import label, one_line, to_text
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
 
 
-def findings_renderable(findings: FindingSet, *, show_snippets: bool = True):  # type: ignore[no-untyped-def]
+# One line of the text: its base style and its (text, style) segments. Built once, then written through rich (a
+# terminal, or a line rich would wrap) or joined as plain text (everything else: no rich import on that path).
+Segments = list[tuple[str, str | None]]
+Line = tuple[str | None, Segments]
+
+
+def _group(lines: list[Line]):  # type: ignore[no-untyped-def]
     from rich.console import Group
+
+    return Group(*map(_rich_text, lines))
+
+
+def _rich_text(line: Line):  # type: ignore[no-untyped-def]
     from rich.text import Text
 
+    style, segments = line
+    text = Text(style=style or "")
+    for part, part_style in segments:
+        text.append(part, style=part_style)
+    return text
+
+
+def finding_lines(findings: FindingSet, *, show_snippets: bool = True) -> list[Line]:
     ordered = sorted(findings.findings, key=context_order)
-    lines = []
+    lines: list[Line] = []
     for finding in ordered:
-        line = Text()
-        line.append(label(finding.path, 400), style="bold")
-        line.append(f":{finding.line}:{finding.column}: ")
+        line: Segments = [(label(finding.path, 400), "bold"), (f":{finding.line}:{finding.column}: ", None)]
         if finding.is_problem:
-            line.append(finding.code, style="bold red")
-            line.append(" " + one_line(finding.message))
-            lines.append(line)
+            line += [(finding.code, "bold red"), (" " + one_line(finding.message), None)]
+            lines.append((None, line))
             continue
         style = _STYLE[finding.severity]
-        line.append(f"{finding.code} {finding.severity.value}", style=style)
+        line.append((f"{finding.code} {finding.severity.value}", style))
         context = f", {finding.context}" if finding.context else ""
-        line.append(f" ({finding.confidence.value} confidence{context})", style="dim")
-        line.append(" " + one_line(finding.message))
+        line.append((f" ({finding.confidence.value} confidence{context})", "dim"))
+        line.append((" " + one_line(finding.message), None))
         if finding.scope:
-            line.append(f" in {label(finding.scope)}", style="dim")
-        lines.append(line)
+            line.append((f" in {label(finding.scope)}", "dim"))
+        lines.append((None, line))
         if show_snippets and finding.snippet:
-            lines.append(Text("    " + label(finding.snippet, 240), style="dim"))
+            lines.append(("dim", [("    " + label(finding.snippet, 240), None)]))
         if finding.fix is not None:
             lines.extend(_fix_lines(finding.fix))
-    lines.extend(Text(text) for text in breakdown(ordered))
-    lines.append(Text(summary_line(ordered, files_checked=findings.files_checked)))
-    lines.extend(Text(note, style="dim") for note in findings.notes)
-    return Group(*lines)
+    lines.extend((None, [(text, None)]) for text in breakdown(ordered))
+    lines.append((None, [(summary_line(ordered, files_checked=findings.files_checked), None)]))
+    lines.extend(("dim", [(note, None)]) for note in findings.notes)
+    return lines
+
+
+def plain_text(lines: list[Line], width: int) -> str | None:
+    """The lines as rich writes them without styles, where that is each line's text: every line printable and at
+    most ``width`` cells wide (rich would wrap a wider one). ``None`` where only rich can say."""
+    written = ["".join(part for part, _ in segments) for _, segments in lines]
+    for text in written:
+        if not text.isprintable() or _most_cells(text) > width:
+            return None
+    return "\n".join(written) + "\n"
+
+
+def _most_cells(text: str) -> int:
+    """An upper bound of the cells ``text`` takes: no character below U+1100 (the first East Asian wide block) is
+    wider than one cell, none above wider than two."""
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for character in text if character >= "\u1100")
 
 
 _CONTEXT_RANK = {"step": 0, None: 1, "unknown": 1, "cold": 2}
@@ -75,21 +109,18 @@ def breakdown(findings: list[Finding], files: int = 5) -> list[str]:
     return found
 
 
-def _fix_lines(rewrite: Rewrite) -> list:  # type: ignore[type-arg]
+def _fix_lines(rewrite: Rewrite) -> list[Line]:
     """The rewrite tailored to the line: what replaces it, and the condition under which it is the same."""
-    from rich.text import Text
-
     status = "checked" if rewrite.checked else "not checked"
-    head = Text("    fix ", style="green")
-    head.append(f"[{rewrite.pattern}, {rewrite.safety}, {status}]: ", style="dim")
-    head.append(label(" ".join(rewrite.replacement.split()), 240))
+    head: Segments = [("    fix ", None), (f"[{rewrite.pattern}, {rewrite.safety}, {status}]: ", "dim"),
+                      (label(" ".join(rewrite.replacement.split()), 240), None)]
     added = [edit.text.strip() for edit in rewrite.edits if edit.line == edit.end_line
              and edit.column == edit.end_column and edit.text.strip()]
     if added:
-        head.append("  (adds `" + label(added[0], 120) + "`)", style="dim")
-    found = [head]
+        head.append(("  (adds `" + label(added[0], 120) + "`)", "dim"))
+    found: list[Line] = [("green", head)]
     if rewrite.condition:
-        found.append(Text("      if " + label(rewrite.condition, 400), style="dim"))
+        found.append(("dim", [("      if " + label(rewrite.condition, 400), None)]))
     return found
 
 
@@ -112,7 +143,12 @@ def summary_line(findings: list[Finding], *, files_checked: int | None = None) -
 def render_text(findings: FindingSet, options: RenderOptions | None = None) -> str:
     options = options or RenderOptions()
     # Soft-wrapped: one finding per line whatever the width, so that editors and grep can read it.
-    return to_text(findings_renderable(findings), RenderOptions(color=options.color, width=max(options.width, 400)))
+    width = max(options.width, 400)
+    lines = finding_lines(findings)
+    plain = None if options.color else plain_text(lines, width)
+    if plain is not None:
+        return plain
+    return to_text(_group(lines), RenderOptions(color=options.color, width=width))
 
 
 RENDERER = Renderer("text", ".txt", "one line per finding, then a summary", render_text, machine=False)
