@@ -196,8 +196,20 @@ class Module:
         """The innermost function holding ``node``, else the module."""
         return next((item for item in self.ancestors(node) if isinstance(item, _FUNCTIONS)), self.tree)
 
+    @cached_property
+    def _scopes(self) -> dict[int, _Scope]:
+        return {}
+
+    def _scope(self, function: ast.AST) -> _Scope:
+        """What a function binds, walked once: a module with thousands of findings in one function asks per
+        finding (a walk each was quadratic)."""
+        scope = self._scopes.get(id(function))
+        if scope is None:
+            scope = self._scopes[id(function)] = _Scope.of(function)
+        return scope
+
     def names_in_function(self, node: ast.AST) -> set[str]:
-        return {item.id for item in ast.walk(self.function(node)) if isinstance(item, ast.Name)}
+        return self._scope(self.function(node)).names
 
     def fresh_name(self, node: ast.AST, wanted: str) -> str:
         """``wanted``, or ``wanted_2``… when the function already uses that name."""
@@ -209,25 +221,47 @@ class Module:
 
     def assignments_before(self, name: str, node: ast.AST) -> list[ast.Assign]:
         """``name = ...`` statements of ``node``'s function that end before ``node`` starts, in order."""
-        found = []
-        for item in ast.walk(self.function(node)):
-            if (isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name)
-                    and item.targets[0].id == name and (item.end_lineno or 0) < node.lineno):  # type: ignore[attr-defined]
-                found.append(item)
-        return sorted(found, key=lambda item: item.lineno)
+        return [item for item in self._scope(self.function(node)).assignments.get(name, ())
+                if (item.end_lineno or 0) < node.lineno]  # type: ignore[attr-defined]
 
     def binding(self, name: str, node: ast.AST) -> ast.expr | None:
         """The value ``name`` was last assigned before ``node`` in its function, when that is the only
         binding of ``name`` there (no other assignment, loop target, augmented assignment or parameter)."""
-        function = self.function(node)
+        scope = self._scope(self.function(node))
         assignments = self.assignments_before(name, node)
-        stores = [item for item in ast.walk(function) if isinstance(item, ast.Name) and item.id == name
-                  and isinstance(item.ctx, ast.Store | ast.Del)]
-        parameters = isinstance(function, _FUNCTIONS) and name in {
-            argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
-        if len(assignments) != 1 or len(stores) != 1 or parameters:
+        if len(assignments) != 1 or scope.stores.get(name, 0) != 1 or name in scope.parameters:
             return None
         return assignments[0].value
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """The names a function (or the module) uses, its single-name assignments in line order, how often each name
+    is stored or deleted, and its parameters."""
+
+    names: set[str]
+    assignments: dict[str, list[ast.Assign]]
+    stores: dict[str, int]
+    parameters: frozenset[str]
+
+    @classmethod
+    def of(cls, function: ast.AST) -> _Scope:
+        names: set[str] = set()
+        assignments: dict[str, list[ast.Assign]] = {}
+        stores: dict[str, int] = {}
+        for item in ast.walk(function):
+            if isinstance(item, ast.Name):
+                names.add(item.id)
+                if isinstance(item.ctx, ast.Store | ast.Del):
+                    stores[item.id] = stores.get(item.id, 0) + 1
+            elif (isinstance(item, ast.Assign) and len(item.targets) == 1
+                  and isinstance(item.targets[0], ast.Name)):
+                assignments.setdefault(item.targets[0].id, []).append(item)
+        for found in assignments.values():
+            found.sort(key=lambda item: item.lineno)
+        parameters = frozenset(argument.arg for argument in ast.walk(function.args)
+                               if isinstance(argument, ast.arg)) if isinstance(function, _FUNCTIONS) else frozenset()
+        return cls(names, assignments, stores, parameters)
 
 
 def written_in(region: ast.AST, root: str) -> bool:

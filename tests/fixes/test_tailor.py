@@ -103,3 +103,24 @@ def test_importing_and_tailoring_never_imports_torch(module: str) -> None:
             "print('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_function_is_walked_once_however_many_findings_it_holds(monkeypatch) -> None:
+    """Thousands of findings in one function (the hostile corpus's 5,000 ``.item()`` reads in a loop): what the
+    function binds is worked out once, not once a finding (that walk made the lint quadratic: 55 s for 2,000)."""
+    from synchunt.fixes import source
+    from synchunt.lint import lint_source
+
+    text = "import torch\ndef f(t, r):\n" + "    for i in r:\n        v = t.sum().item()\n" * 300
+    walks: list[int] = []
+    scope_of = source._Scope.of.__func__
+
+    def counted(cls, function):
+        walks.append(id(function))
+        return scope_of(cls, function)
+
+    monkeypatch.setattr(source._Scope, "of", classmethod(counted))
+    findings = [f for f in lint_source(text, "many.py") if not f.is_problem]
+    tailored = tailor_findings(findings, lambda path: text)
+    assert len(findings) == 300 and sum(f.fix is not None for f in tailored) == 300
+    assert len(walks) == len(set(walks)) == 1
