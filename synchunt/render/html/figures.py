@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 from synchunt.attribute import SiteSummary
 from synchunt.compare import Comparison
 from synchunt.render.html.escape import plotly_text
-from synchunt.render.html.view import MAX_STACKS_PER_SITE, ReportModel
+from synchunt.render.html.view import MAX_STACKS_PER_SITE, STACK_INNER, STACK_OUTER, ReportModel
 from synchunt.units import format_us
 
 FONT = {"family": "system-ui, -apple-system, Segoe UI, sans-serif", "size": 12}
@@ -117,40 +117,51 @@ def scopes_figure(model: ReportModel) -> dict[str, Any]:
 
 
 def callpath_figure(model: ReportModel) -> dict[str, Any]:
-    """Icicle of the Python call paths (outermost frame at the root) down to each call site's ops."""
-    ids: dict[tuple[str, ...], str] = {}
+    """Icicle of the Python call paths (outermost frame at the root) down to each call site's ops. A very deep
+    path keeps both ends, as the page's lists do, with one box for the frames left out between them."""
+    ids: dict[tuple[str, str], str] = {}  # (parent's id, this frame) → id: a path's prefix is its parent's id
     labels, parents, values, hovers, colours = [], [], [], [], []
+    depths: dict[str, int] = {"": 0}
 
-    def node(path: tuple[str, ...], label: str, count: int, hover: str, colour: str) -> None:
-        if path in ids:
-            values[int(ids[path][1:])] += count
-            return
-        ids[path] = f"n{len(labels)}"
+    def node(parent: str, key: str, label: str, count: int, hover: str, colour: str) -> str:
+        known = ids.get((parent, key))
+        if known is not None:
+            values[int(known[1:])] += count
+            return known
+        ids[parent, key] = name = f"n{len(labels)}"
+        depths[name] = depths[parent] + 1
         labels.append(plotly_text(label))
-        parents.append(ids[path[:-1]] if len(path) > 1 else "")
+        parents.append(parent)
         values.append(count)
         hovers.append(hover)
         colours.append(colour)
+        return name
 
     for site in model.sites:
         for entry in site.paths[:MAX_STACKS_PER_SITE]:
-            path: tuple[str, ...] = ()
-            count = entry.count
+            parent, count = "", entry.count
             users = entry.user or (False,) * len(entry.frames)
-            for frame, user in reversed(list(zip(entry.frames, users, strict=True))):  # innermost first in the model
+            frames: list[tuple[Any, bool | int]] = list(zip(entry.frames, users, strict=True))  # innermost first
+            if len(frames) > STACK_INNER + STACK_OUTER:
+                left_out = len(frames) - STACK_INNER - STACK_OUTER
+                frames = [*frames[:STACK_INNER], (None, left_out), *frames[-STACK_OUTER:]]
+            for frame, user in reversed(frames):
+                if frame is None:
+                    parent = node(parent, f"gap:{user}", f"… {user} frames left out", count,
+                                  f"{user} frames left out", OP_COLOUR)
+                    continue
                 text = f"{frame.file}:{frame.line} {frame.function}"
-                path = (*path, text)
-                node(path, f"{frame.function} ({frame.file.rsplit('/', 1)[-1]}:{frame.line})", count,
-                     plotly_text(text), USER_FRAME_COLOUR if user else OP_COLOUR)
+                parent = node(parent, text, f"{frame.function} ({frame.file.rsplit('/', 1)[-1]}:{frame.line})",
+                              count, plotly_text(text), USER_FRAME_COLOUR if user else OP_COLOUR)
             chain, rule = entry.op_chain, entry.rule
-            node((*path, f"op:{chain}:{rule}"), f"{chain} ({rule})", count,
+            node(parent, f"op:{chain}:{rule}", f"{chain} ({rule})", count,
                  f"<b>{plotly_text(chain)}</b><br>{plotly_text(rule)}", BEFORE_COLOUR)
     figure = go.Figure(go.Icicle(ids=list(ids.values()), labels=labels, parents=parents, values=values,
                                  branchvalues="total", hovertext=hovers, marker={"colors": colours},
                                  hovertemplate="%{hovertext}<br>%{value} syncs<extra></extra>",
                                  tiling={"orientation": "v", "pad": 1}, pathbar={"visible": False},
                                  textinfo="label+value"))
-    depth = max((len(path) for path in ids), default=1)
+    depth = max(depths.values(), default=0) or 1
     figure.update_layout(height=40 + 30 * depth, font=FONT, margin={"l": 4, "r": 4, "t": 4, "b": 4})
     return figure_json(figure)
 
