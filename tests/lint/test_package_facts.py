@@ -36,6 +36,10 @@ class Model(torch.nn.Module):
     def moved(self, image_num_pooled_patches):
         on_device = image_num_pooled_patches.cuda()
         return on_device.tolist()
+
+    def computed(self, mask: torch.Tensor):
+        image_num_pooled_patches = mask.sum(-1)
+        return image_num_pooled_patches.tolist()
 '''
 
 
@@ -60,6 +64,7 @@ def test_a_field_another_file_keeps_on_the_host_is_a_host_tensor(tmp_path):
     assert 7 not in lines and 8 not in lines and 13 not in lines  # subscript, `.pop(...)`, a parameter
     assert 9 in lines  # `pixel_values` is not declared kept on the host
     assert 17 in lines  # device evidence wins: `.cuda()` moved it
+    assert 21 in lines  # a local value computed here under that name is that value, not the field
 
 
 def test_the_files_given_one_by_one_or_together_are_what_counts(tmp_path):

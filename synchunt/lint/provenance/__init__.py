@@ -35,9 +35,7 @@ _FIELD_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 
 
 def _field_name(node: ast.AST) -> str | None:
-    """The field an expression reads: ``name``, ``x.name``, ``x["name"]``, ``x.pop("name")``."""
-    if isinstance(node, ast.Name):
-        return node.id
+    """The field an expression reads: ``x.name``, ``x["name"]``, ``x.pop("name")`` (names: see ``_Name``)."""
     if isinstance(node, ast.Attribute):
         return node.attr
     key: ast.expr | None = None
@@ -126,6 +124,10 @@ class Classifier:
         if found is not None:
             binding, owner = found
             result = self.binding(binding, owner, key=(id(owner), node.id))
+        if (node.id in self.package_host_fields and result in _UNPLACED
+                and (found is None or found[0].value is None)):
+            # a parameter or a name bound elsewhere, never a local value computed here (`lens = mask.sum(1)`)
+            return Where.CPU
         return _named(node.id, result)
 
     def _Attribute(self, node: ast.Attribute, scope: Scope, line: int) -> Where:
