@@ -79,6 +79,13 @@ def test_index_reads_only_files_that_declare_and_survives_bad_ones():
     assert facts.host_fields == {"image_num_pooled_patches", "image_token_id"}
 
 
+def test_a_name_another_file_moves_to_the_device_is_no_evidence():
+    other = ('fields = dict(image_token_id=MultiModalFieldConfig.shared("image", 1),\n'
+             '              x=MultiModalFieldConfig.batched("a"))')
+    facts = index_package([("a.py", PROCESSOR), ("other.py", other)])
+    assert facts.host_fields == {"image_num_pooled_patches"}
+
+
 def test_lint_source_takes_the_facts(tmp_path):
     facts = index_package([("processor.py", PROCESSOR)])
     assert 7 in _lines(lint_source(MODEL, "model.py", select=["SH201"]))
