@@ -7,6 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from synchunt.cli import app
+from synchunt.findings import Confidence
 from synchunt.lint import index_package, lint_files, lint_paths, lint_source
 
 PROCESSOR = '''
@@ -40,6 +41,9 @@ class Model(torch.nn.Module):
     def computed(self, mask: torch.Tensor):
         image_num_pooled_patches = mask.sum(-1)
         return image_num_pooled_patches.tolist()
+
+    def configured(self, device):
+        return torch.tensor(self.config.image_token_id, device=device)
 '''
 
 
@@ -65,6 +69,8 @@ def test_a_field_another_file_keeps_on_the_host_is_a_host_tensor(tmp_path):
     assert 9 in lines  # `pixel_values` is not declared kept on the host
     assert 17 in lines  # device evidence wins: `.cuda()` moved it
     assert 21 in lines  # a local value computed here under that name is that value, not the field
+    uploads = lint_paths([tmp_path], select=["SH202"], min_confidence=Confidence.MEDIUM)
+    assert 24 not in _lines(uploads, "SH202")  # `self.config.image_token_id`: a configuration's number
 
 
 def test_the_files_given_one_by_one_or_together_are_what_counts(tmp_path):

@@ -37,7 +37,8 @@ _FIELD_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 def _field_name(node: ast.AST) -> str | None:
     """The field an expression reads: ``x.name``, ``x["name"]``, ``x.pop("name")`` (names: see ``_Name``)."""
     if isinstance(node, ast.Attribute):
-        return node.attr
+        # `self.config.video_token_id`: a model configuration's fields are Python values, not batch fields
+        return None if "config" in (dotted_name(node.value) or "").lower() else node.attr
     key: ast.expr | None = None
     if isinstance(node, ast.Subscript):
         key = node.slice
