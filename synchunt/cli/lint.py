@@ -187,7 +187,7 @@ def lint_command(
     # Tailored fixes: attached to every finding; checked, previewed (--fix-diff) or written (--fix) when asked.
     findings = fix_findings(findings, fixes, config=config,
                             select=selected or config.select, ignore=ignored, min_confidence=confidence,
-                            inputs=files, output=output, force=force)
+                            inputs=files, output=output, force=force, package=run.package)
     report = FindingSet(tuple(findings), tool="synchunt lint", files_checked=len(files),
                         rule_codes=tuple(rule.code for rule in RULES if rule.has_static_form), notes=tuple(notes))
     emit(FINDING_FORMATS, output_format.value, report, output, inputs=files, force=force)

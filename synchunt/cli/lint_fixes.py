@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 
@@ -12,6 +12,9 @@ from synchunt.cli.output import note
 from synchunt.config import SynchuntConfig
 from synchunt.errors import UsageError
 from synchunt.findings import Confidence, Finding
+
+if TYPE_CHECKING:
+    from synchunt.lint.provenance.package import PackageFacts
 
 
 class FixRequest(NamedTuple):
@@ -29,9 +32,10 @@ class FixRequest(NamedTuple):
 
 def fix_findings(findings: list[Finding], request: FixRequest, *, config: SynchuntConfig, select: Iterable[str],
                  ignore: Iterable[str], min_confidence: Confidence, inputs: list[Path], output: Path | None,
-                 force: bool) -> list[Finding]:
+                 force: bool, package: PackageFacts | None = None) -> list[Finding]:
     """The findings to report, with their tailored rewrites; with --fix the files rewritten first, with
-    --fix-diff the diff printed (or written to --output) and the command ended (exit 1 when not empty)."""
+    --fix-diff the diff printed (or written to --output) and the command ended (exit 1 when not empty).
+    ``package``: what the files linted together declared, so a re-lint after a rewrite reads the same facts."""
     if request.fix or request.fix_diff:
         from synchunt.lint import lint_source, select_rules
 
@@ -39,7 +43,8 @@ def fix_findings(findings: list[Finding], request: FixRequest, *, config: Synchu
 
         def relint(text: str, path: str) -> list[Finding]:
             silenced = config.ignored_codes(Path(path))
-            return [finding for finding in lint_source(text, path, rules=active, min_confidence=min_confidence)
+            return [finding for finding in lint_source(text, path, rules=active, min_confidence=min_confidence,
+                                                                 package=package)
                     if finding.is_problem or not finding.code.startswith(silenced)]
 
         findings, diff = run_fixes(findings, relint, unsafe=request.unsafe, write=request.fix)

@@ -24,6 +24,7 @@ from synchunt.lint.context import DEFAULT_TEST_FILES, ContextRules
 from synchunt.lint.engine import ModuleLinter, build_plan
 from synchunt.lint.files import FileFilter, iter_python_files, read_source
 from synchunt.lint.locate import Located, locate
+from synchunt.lint.provenance.package import PackageFacts, index_package
 from synchunt.rules import RULES, Rule
 
 PARSE_ERROR = "parse-error"  # not a rule: no --ignore or noqa can hide a file the lint could not read
@@ -47,9 +48,10 @@ def select_rules(select: Iterable[str] | None = None, ignore: Iterable[str] | No
 def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] | None = None,
                 select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
                 min_confidence: Confidence = Confidence.LOW,
-                context_rules: ContextRules | None = None) -> list[Finding]:
+                context_rules: ContextRules | None = None, package: PackageFacts | None = None) -> list[Finding]:
     """Findings in one module's source, sorted by position; ``context_rules`` name the project's own step
-    and cold functions (``[tool.synchunt]``)."""
+    and cold functions (``[tool.synchunt]``); ``package`` holds what the files linted with it declare
+    (:func:`index_package`)."""
     active = list(rules) if rules is not None else select_rules(select, ignore)
     try:
         tree = ast.parse(text, filename=filename)
@@ -59,7 +61,8 @@ def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] 
         return [_nesting_problem(filename, error)]
     try:
         with _deep_recursion():
-            findings = ModuleLinter(tree, text, filename, build_plan(active), context_rules=context_rules).run()
+            findings = ModuleLinter(tree, text, filename, build_plan(active), context_rules=context_rules,
+                                    package=package).run()
     except (RecursionError, MemoryError) as error:  # deeper than even that
         return [_nesting_problem(filename, error)]
     except Exception as error:  # a bug of the lint costs that file, never the run or a traceback
@@ -72,11 +75,13 @@ def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] 
 
 @dataclass(frozen=True)
 class LintRun:
-    """What :func:`lint_files` did: the findings, the files linted, and the test and benchmark files skipped."""
+    """What :func:`lint_files` did: the findings, the files linted, the test and benchmark files skipped, and
+    what the files declared together (``None`` for one file; a re-lint of one of them after a fix reads it)."""
 
     findings: list[Finding]
     files_checked: int
     tests_skipped: int
+    package: PackageFacts | None = None
 
 
 def is_test_file(path: Path, config: SynchuntConfig) -> bool:
@@ -118,6 +123,8 @@ def lint_files(paths: Iterable[str | Path], *, select: Iterable[str] | None = No
     ``per-file-ignores`` (relative to its ``pyproject.toml``). Its ``select``/``ignore``/``min-confidence``
     are the caller's to merge. A path that does not exist raises :class:`UsageError`; a file that cannot be
     read or parsed becomes one problem finding (code ``parse-error``) and the others are still linted.
+    With several files, what they declare together (:func:`index_package`) is read first: the result
+    depends on which files are linted together, never on their order.
     """
     active = list(rules) if rules is not None else select_rules(select, ignore)
     config = config or SynchuntConfig()
@@ -125,18 +132,25 @@ def lint_files(paths: Iterable[str | Path], *, select: Iterable[str] | None = No
     files, skipped = split_test_files(iter_python_files(paths, excluded), config, include_tests)
     context_rules = ContextRules(config.step_functions, config.cold_functions)
     findings: list[Finding] = []
+    sources: list[tuple[Path, str | None]] = []
     for path in files:
         try:
-            text = read_source(path)
+            sources.append((path, read_source(path)))
         except (OSError, UnicodeDecodeError) as error:
+            sources.append((path, None))
             findings.append(Finding(PARSE_ERROR, f"cannot read: {error}", str(path), 1,
                                     severity=Severity.ERROR, is_problem=True))
+    # one file (a pre-commit hook): its own declarations are all there is, and the module reads them itself
+    package = index_package((str(path), text) for path, text in sources if text is not None) \
+        if len(sources) > 1 else None
+    for path, text in sources:
+        if text is None:
             continue
         silenced = config.ignored_codes(path)
-        findings.extend(finding for finding in lint_source(text, str(path), rules=active,
-                                                           min_confidence=min_confidence, context_rules=context_rules)
+        findings.extend(finding for finding in lint_source(text, str(path), rules=active, min_confidence=min_confidence,
+                                                           context_rules=context_rules, package=package)
                         if finding.is_problem or not finding.code.startswith(silenced))
-    return LintRun(findings, len(files), skipped)
+    return LintRun(findings, len(files), skipped, package)
 
 
 @contextlib.contextmanager
@@ -166,5 +180,6 @@ def _nesting_problem(filename: str, error: RecursionError | MemoryError) -> Find
                    filename, 1, severity=Severity.ERROR, confidence=Confidence.HIGH, is_problem=True)
 
 
-__all__ = ["PARSE_ERROR", "FileFilter", "LintRun", "Located", "is_test_file", "iter_python_files", "lint_files",
+__all__ = ["PARSE_ERROR", "FileFilter", "LintRun", "Located", "PackageFacts", "index_package", "is_test_file",
+           "iter_python_files", "lint_files",
            "lint_paths", "lint_source", "locate", "select_rules", "split_test_files"]

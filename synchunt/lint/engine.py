@@ -21,6 +21,7 @@ from synchunt.lint.hostside import host_branch, host_side_class, host_side_modul
 from synchunt.lint.imports import imports_torch_helpers, module_imports
 from synchunt.lint.provenance import Classifier
 from synchunt.lint.provenance.host_fields import declared_host_fields
+from synchunt.lint.provenance.package import PackageFacts
 from synchunt.lint.scopes import ITER, Scope, bind_target, function_scope
 from synchunt.lint.suppress import find_suppressions, is_suppressed
 from synchunt.lint.walk import FastVisitor
@@ -82,7 +83,7 @@ class ModuleLinter(FastVisitor):
 
     def __init__(self, tree: ast.Module, source: str, path: str, plan: Plan, *,
                  honor_suppressions: bool = True, parent: ModuleLinter | None = None,
-                 context_rules: ContextRules | None = None) -> None:
+                 context_rules: ContextRules | None = None, package: PackageFacts | None = None) -> None:
         super().__init__()
         self.tree = tree
         self.path = path
@@ -93,6 +94,8 @@ class ModuleLinter(FastVisitor):
             self.scopes = build_scopes(tree)
             self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
             self.classifier.host_fields = declared_host_fields(tree, source)
+            if package is not None:
+                self.classifier.package_host_fields = package.host_fields - self.classifier.host_fields
             self.uses_torch = bool(torch_aliases or torch_functions) or imports_torch_helpers(tree)
             self.helpers = HelperSyncs(self)
             self.contexts = ContextFinder(path, context_rules or ContextRules(), self.classifier.call_sites())

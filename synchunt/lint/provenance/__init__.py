@@ -30,6 +30,24 @@ MAX_NESTING = 30  # evaluations in progress at once; past this, "unknown" (and n
 _ARITHMETIC_ONLY_ON_ARRAYS = (ast.Sub, ast.Div, ast.FloorDiv, ast.MatMult, ast.Pow)
 
 
+_UNPLACED = (Where.TENSOR, Where.UNKNOWN)  # what package-wide host evidence may settle (never DEVICE)
+_FIELD_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+
+
+def _field_name(node: ast.AST) -> str | None:
+    """The field an expression reads: ``x.name``, ``x["name"]``, ``x.pop("name")`` (names: see ``_Name``)."""
+    if isinstance(node, ast.Attribute):
+        # `self.config.video_token_id`: a model configuration's fields are Python values, not batch fields
+        return None if "config" in (dotted_name(node.value) or "").lower() else node.attr
+    key: ast.expr | None = None
+    if isinstance(node, ast.Subscript):
+        key = node.slice
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FIELD_METHODS
+          and node.args):
+        key = node.args[0]
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+
+
 class Classifier:
     """Classifies expressions within one module; ``torch``/``numpy`` aliases come from its imports and
     ``scopes`` (from :func:`synchunt.lint.bindings.build_scopes`) lets calls read local functions' returns."""
@@ -45,6 +63,8 @@ class Classifier:
         self.memo: dict[tuple[object, ...], object] = {}
         self._call_sites: dict[int, list[CallSite]] | None = None
         self.host_fields: frozenset[str] = frozenset()  # declared `keep_on_cpu` (see host_fields)
+        # declared `keep_on_cpu` by the other files linted together (see package): weaker evidence
+        self.package_host_fields: frozenset[str] = frozenset()
         self._nested: set[int] | None = None
         # while one call's return is read with its arguments (see passing): (function, parameter) → the
         # argument, its scope and line, and where it lives
@@ -70,7 +90,10 @@ class Classifier:
             return Where.UNKNOWN
         line = line if line is not None else getattr(node, "lineno", 0)
         method = getattr(self, "_" + type(node).__name__, None)
-        return method(node, scope, line) if method else Where.UNKNOWN
+        found = method(node, scope, line) if method else Where.UNKNOWN
+        if self.package_host_fields and found in _UNPLACED and _field_name(node) in self.package_host_fields:
+            return Where.CPU  # a field another file linted with this one declares kept on the host
+        return found
 
     def element(self, node: ast.expr, scope: Scope, path: tuple[Step, ...] = (ITER,), line: int | None = None) -> Where:
         """Where what ``path`` reaches inside ``node`` lives (default: one element of iterating it)."""
@@ -102,6 +125,10 @@ class Classifier:
         if found is not None:
             binding, owner = found
             result = self.binding(binding, owner, key=(id(owner), node.id))
+        if (node.id in self.package_host_fields and result in _UNPLACED
+                and (found is None or found[0].value is None)):
+            # a parameter or a name bound elsewhere, never a local value computed here (`lens = mask.sum(1)`)
+            return Where.CPU
         return _named(node.id, result)
 
     def _Attribute(self, node: ast.Attribute, scope: Scope, line: int) -> Where:

@@ -1,0 +1,75 @@
+"""Facts read across the files linted together, before any of them is linted (a cheap pre-pass).
+
+One module rarely says everything about its values: a serving stack's processor declares in one file which
+multimodal fields stay on the host (``MultiModalFieldConfig.batched("image", keep_on_cpu=True)``), and the
+model reading ``kwargs["image_num_patches"].tolist()`` lives in another. With several files given, the names
+one of them declares ``keep_on_cpu`` (and none declares moved to the device) are host evidence in all of
+them; the evidence is weak (a name read elsewhere may be another value), so it only settles a tensor whose
+place is otherwise unknown, never one with device evidence. With one file given the facts are that file's
+own: nothing else is read.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from synchunt.lint.provenance.host_fields import declared_host_fields
+
+_KEYWORD = "keep_on_cpu"
+_FIELD_CONFIG = "FieldConfig"  # vLLM's `MultiModalFieldConfig.batched(...)`, `.shared(...)`, `.flat_from_sizes(...)`
+
+
+@dataclass(frozen=True)
+class PackageFacts:
+    """What the files linted together declare: ``host_fields``, the names declared ``keep_on_cpu``."""
+
+    host_fields: frozenset[str] = frozenset()
+
+
+def index_package(sources: Iterable[tuple[str, str]]) -> PackageFacts:
+    """The facts of ``(filename, text)`` pairs; a file that does not parse adds nothing (it is reported when
+    it is linted). Only files that mention ``keep_on_cpu`` or ``FieldConfig`` are parsed here.
+
+    A name one file keeps on the host and another declares without ``keep_on_cpu``
+    (``feature_attention_mask=MultiModalFieldConfig.batched("audio")``: moved to the device) says nothing: it
+    is left out."""
+    kept: set[str] = set()
+    moved: set[str] = set()
+    for filename, text in sources:
+        if _KEYWORD not in text and _FIELD_CONFIG not in text:
+            continue
+        try:
+            tree = ast.parse(text, filename=filename)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        kept.update(declared_host_fields(tree, text))
+        if _FIELD_CONFIG in text:
+            moved.update(_moved_fields(tree))
+    return PackageFacts(frozenset(kept - moved))
+
+
+def _moved_fields(tree: ast.Module) -> set[str]:
+    """The names declared by a ``...FieldConfig.<method>(...)`` call without ``keep_on_cpu=True``."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            names.update(item.arg for item in node.keywords if item.arg and _moves(item.value))
+        elif isinstance(node, ast.Dict):
+            names.update(key.value for key, value in zip(node.keys, node.values, strict=True)
+                         if isinstance(key, ast.Constant) and isinstance(key.value, str) and _moves(value))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _moves(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(target.id for target in targets if isinstance(target, ast.Name))
+    return names
+
+
+def _moves(value: ast.expr) -> bool:
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    owner = value.func.value
+    owner_name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
+    return owner_name.endswith(_FIELD_CONFIG) and not any(
+        item.arg == _KEYWORD and isinstance(item.value, ast.Constant) and item.value.value is True
+        for item in value.keywords)
