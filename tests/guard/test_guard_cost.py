@@ -34,6 +34,10 @@ def guard_calls(run: Callable[[], Any]) -> Counter[str]:
         if event == "call" and frame.f_code.co_filename.startswith(GUARD_DIR):
             calls[frame.f_code.co_name] += 1
 
+    return _profiled(run, profile, calls)
+
+
+def _profiled(run: Callable[[], Any], profile: Callable[[Any, str, Any], None], calls: Counter[str]) -> Counter[str]:
     sys.setprofile(profile)
     try:
         run()
@@ -52,12 +56,7 @@ def all_calls(run: Callable[[], Any]) -> Counter[str]:
         elif event == "c_call":
             calls[getattr(arg, "__qualname__", repr(arg))] += 1
 
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
-    return calls
+    return _profiled(run, profile, calls)
 
 
 def decode_like_ops() -> None:

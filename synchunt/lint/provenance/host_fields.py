@@ -11,6 +11,7 @@ tensor.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 _KEYWORD = "keep_on_cpu"
 
@@ -19,17 +20,23 @@ def declared_host_fields(tree: ast.Module, source: str) -> frozenset[str]:
     """The names the module declares with ``keep_on_cpu=True`` (none when the source never says it)."""
     if _KEYWORD not in source:
         return frozenset()
+    return frozenset(fields_declared(tree, _declares))
+
+
+def fields_declared(tree: ast.Module, declares: Callable[[ast.expr], bool]) -> set[str]:
+    """The names the module gives to a value ``declares`` holds for: a keyword (``name=...``), a string dict key
+    (``"name": ...``) or an assigned name (``name = ...``)."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            names.update(item.arg for item in node.keywords if item.arg and _declares(item.value))
+            names.update(item.arg for item in node.keywords if item.arg and declares(item.value))
         elif isinstance(node, ast.Dict):
             names.update(key.value for key, value in zip(node.keys, node.values, strict=True)
-                         if isinstance(key, ast.Constant) and isinstance(key.value, str) and _declares(value))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _declares(node.value):
+                         if isinstance(key, ast.Constant) and isinstance(key.value, str) and declares(value))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and declares(node.value):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(target.id for target in targets if isinstance(target, ast.Name))
-    return frozenset(names)
+    return names
 
 
 def _declares(value: ast.expr) -> bool:

@@ -15,7 +15,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from synchunt.lint.provenance.host_fields import declared_host_fields
+from synchunt.lint.provenance.host_fields import declared_host_fields, fields_declared
 
 _KEYWORD = "keep_on_cpu"
 _FIELD_CONFIG = "FieldConfig"  # vLLM's `MultiModalFieldConfig.batched(...)`, `.shared(...)`, `.flat_from_sizes(...)`
@@ -52,17 +52,7 @@ def index_package(sources: Iterable[tuple[str, str]]) -> PackageFacts:
 
 def _moved_fields(tree: ast.Module) -> set[str]:
     """The names declared by a ``...FieldConfig.<method>(...)`` call without ``keep_on_cpu=True``."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            names.update(item.arg for item in node.keywords if item.arg and _moves(item.value))
-        elif isinstance(node, ast.Dict):
-            names.update(key.value for key, value in zip(node.keys, node.values, strict=True)
-                         if isinstance(key, ast.Constant) and isinstance(key.value, str) and _moves(value))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _moves(node.value):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(target.id for target in targets if isinstance(target, ast.Name))
-    return names
+    return fields_declared(tree, _moves)
 
 
 def _moves(value: ast.expr) -> bool:
