@@ -18,6 +18,7 @@ from synchunt.impact.model import SyncImpact
 from synchunt.sites import Frame, site_key, site_label
 from synchunt.trace.source import PartialRead  # the trace's note, kept as it is in the analysis
 from synchunt.trace.vocab import SHADOW_KEY
+from synchunt.units import format_us
 
 LineSource = Literal["exact", "def", "runtime"]
 Phase = Literal["steady", "warm-up"]
@@ -206,6 +207,14 @@ class Summary(msgspec.Struct, frozen=True):
     warmup: int = 0  # of ``syncs``: warm-up (initialization, first calls), whose stall is apart in warmup_stall_us
     warmup_stall_us: float = 0.0
     collective_delay_us: float | None = None  # sum of the known delays of every sync; None when none is known
+    warmup_unmeasured: int = 0  # of ``warmup``: no trace event times them (GUARD_ONLY_STALL), stall unknown
+
+    def warmup_stall(self) -> str:
+        """The warm-up syncs' stall as people read it: unknown, not zero, for the ones no trace event times."""
+        if self.warmup and self.warmup_unmeasured == self.warmup:
+            return "stall not measured: seen by the guard only"
+        unmeasured = f", {self.warmup_unmeasured} not measured" if self.warmup_unmeasured else ""
+        return f"{format_us(self.warmup_stall_us)} stall{unmeasured}"
 
 
 class Detail(msgspec.Struct, frozen=True):
@@ -291,7 +300,9 @@ def summarize(records: tuple[Sync, ...]) -> Summary:
                    device_idle_us=known_sum([r.device_idle_us for r in steady]),
                    warmup=len(records) - len(steady),
                    warmup_stall_us=float(sum(r.stall_us for r in records if r.phase != "steady")),
-                   collective_delay_us=known_sum([r.collective_delay_us for r in records]))
+                   collective_delay_us=known_sum([r.collective_delay_us for r in records]),
+                   warmup_unmeasured=sum(1 for r in records if r.phase != "steady"
+                                         and r.stall_source == GUARD_ONLY_STALL))
 
 
 class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):

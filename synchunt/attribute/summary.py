@@ -15,10 +15,11 @@ from synchunt.attribute.model import (
     SiteSummary,
     Sync,
     known_sum,
+    summarize,
 )
 from synchunt.findings import Rewrite
 from synchunt.sites import natural_key, scope_label
-from synchunt.units import format_us, plural
+from synchunt.units import plural
 
 
 def group_sites(records: tuple[Sync, ...], rewrites: Sequence[SiteRewrite] = ()) -> tuple[SiteSummary, ...]:
@@ -124,11 +125,10 @@ def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0, unused_sha
     notes = []
     if any(not record.confirmed for record in records):
         notes.append(SHADOW_NOTE if shadow else LATENT_NOTE)
-    warm = [record for record in records if record.phase != "steady"]
-    if warm:
-        notes.append(f"{plural(len(warm), 'warm-up sync')} (initialization, first calls, a first step's one-time "
-                     f"cost; {format_us(sum(r.stall_us for r in warm))} stall) counted, "
-                     "their stall kept apart from the totals")
+    totals = summarize(records)
+    if totals.warmup:
+        notes.append(f"{plural(totals.warmup, 'warm-up sync')} (initialization, first calls, a first step's "
+                     f"one-time cost; {totals.warmup_stall()}) counted, their stall kept apart from the totals")
     if host_resident:
         notes.append(f"{plural(host_resident, 'op')} on host-resident data left out: the shadow device saw "
                      "their tensors on the host, where they do not sync on a GPU")

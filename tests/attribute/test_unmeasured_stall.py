@@ -48,3 +48,13 @@ def test_json_carries_the_count() -> None:
     data = msgspec.json.decode(ANALYSIS_FORMATS.get("json")(_analysis(GUARD_ONLY, OTHER)))
     [site] = [s for s in data["call_sites"] if s["file"] == "probelib/ops.py"]
     assert site["unmeasured"] == 1 and site["count"] == 1
+
+
+def test_warm_up_syncs_no_trace_event_times_say_so_in_the_totals() -> None:
+    analysis = _analysis(GUARD_ONLY, OTHER)  # the probe is a warm-up sync
+    assert analysis.totals.warmup == analysis.totals.warmup_unmeasured == 1
+    text = ANALYSIS_FORMATS.get("text")(analysis)
+    assert "1 warm-up sync (initialization, first calls, a first step's one-time cost; stall not measured: seen by " \
+           "the guard only)" in " ".join(text.split())
+    timed = _analysis(PROBE, OTHER)
+    assert timed.totals.warmup_unmeasured == 0 and timed.totals.warmup_stall() == "4.32 ms stall"

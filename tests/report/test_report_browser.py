@@ -207,3 +207,4 @@ def test_a_guard_only_site_reads_not_measured_on_the_page(browser, tmp_path: Pat
     state = open_report(browser, page, artifacts / "report-guard-only.png")
     assert "not measured\n(guard only)" in state["text"]
     assert "No timeline: this page was made from the analysis alone" in state["text"]  # no trace given
+    assert "1 (stall not measured: seen by the guard only)" in state["text"]  # the warm-up card

@@ -100,7 +100,7 @@ def _header(analysis: Analysis) -> dict[str, Any]:
             "device_idle_us": totals.device_idle_us,
             "device_idle": None if totals.device_idle_us is None else format_us(totals.device_idle_us),
             "collective_delay_us": totals.collective_delay_us,
-            "warmup": totals.warmup, "warmup_stall": format_us(totals.warmup_stall_us),
+            "warmup": totals.warmup, "warmup_stall": totals.warmup_stall(),
             "notes": list(analysis.notes), "shared": [msgspec.to_builtins(d) for d in analysis.shared_details]}
 
 

@@ -76,7 +76,7 @@
       stat("device idle caused", h.device_idle === null ? (h.syncs ? "unknown" : "none") : h.device_idle));
     stats.lastChild.setAttribute("data-stat", "device-idle");
     if (h.warmup) {
-      stats.appendChild(stat("warm-up syncs", h.warmup + " (" + h.warmup_stall + " stall)"));
+      stats.appendChild(stat("warm-up syncs", h.warmup + " (" + h.warmup_stall + ")"));
       stats.lastChild.setAttribute("data-stat", "warm-up");
     }
     if (h.collective_delay_us !== null) {
