@@ -331,7 +331,7 @@ class Analysis(msgspec.Struct, frozen=True, eq=False, dict=True):
         """What a reader must know to judge these syncs (latent caveats, warm-up, host-resident data left out)."""
         from synchunt.attribute.summary import analysis_notes
 
-        return analysis_notes(self.records, sum(info.host_resident for info in self.traces),
+        return analysis_notes(self.totals, sum(info.host_resident for info in self.traces),
                               unused_shadow=sum(info.shadow_unused for info in self.traces),
                               shadow=bool(self.traces) and all(info.shadow_run for info in self.traces),
                               unfollowed=tuple(line for info in self.traces for line in info.shadow_unfollowed),

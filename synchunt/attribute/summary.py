@@ -13,9 +13,9 @@ from synchunt.attribute.model import (
     ScopeSummary,
     SiteRewrite,
     SiteSummary,
+    Summary,
     Sync,
     known_sum,
-    summarize,
 )
 from synchunt.findings import Rewrite
 from synchunt.sites import natural_key, scope_label
@@ -117,15 +117,15 @@ SHADOW_NOTE = ("shadow device: the code ran on the CPU with a GPU's device place
 MAX_UNFOLLOWED_NOTES = 5
 
 
-def analysis_notes(records: tuple[Sync, ...], host_resident: int = 0, unused_shadow: int = 0, *,
+def analysis_notes(totals: Summary, host_resident: int = 0, unused_shadow: int = 0, *,
                    shadow: bool = False, unfollowed: tuple[str, ...] = (), guard_diverged: int = 0
                    ) -> tuple[str, ...]:
-    """What a reader of these syncs must know to judge the counts: every output shows these. ``shadow``: every
-    trace was captured under the shadow device; ``unfollowed``: what it could not follow, one line each."""
+    """What a reader of the syncs ``totals`` sums must know to judge the counts: every output shows these.
+    ``shadow``: every trace was captured under the shadow device; ``unfollowed``: what it could not follow, one
+    line each."""
     notes = []
-    if any(not record.confirmed for record in records):
+    if totals.latent:
         notes.append(SHADOW_NOTE if shadow else LATENT_NOTE)
-    totals = summarize(records)
     if totals.warmup:
         notes.append(f"{plural(totals.warmup, 'warm-up sync')} (initialization, first calls, a first step's "
                      f"one-time cost; {totals.warmup_stall()}) counted, their stall kept apart from the totals")

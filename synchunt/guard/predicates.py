@@ -134,27 +134,30 @@ def check_errors(call: OpCall) -> bool:
     return bool(call.arg("check_errors"))
 
 
+def _host_lengths_beside_device(call: OpCall) -> bool:
+    """``ctc_loss`` given its lengths as host tensors and its log-probs on a device: ATen's fast path
+    (LossCTC.cpp ``ctc_loss``) reads the lengths where they are, as int lists."""
+    lengths = (call.arg("input_lengths"), call.arg("target_lengths"))
+    log_probs = call.arg("log_probs")
+    return (isinstance(log_probs, torch.Tensor) and on_device(log_probs)
+            and not any(isinstance(length, torch.Tensor) and on_device(length) for length in lengths))
+
+
 def tensor_lengths(call: OpCall) -> bool:
     """``ctc_loss`` with tensor lengths copies them to the host to walk them: a wait when one of them is on a
     device. Host lengths beside device log-probs are read where they are (their copy to the device is SH202's);
     in an all-host run they stand for the device lengths the same code builds on a GPU."""
-    lengths = [call.arg("input_lengths"), call.arg("target_lengths")]
-    if not all(isinstance(length, torch.Tensor) for length in lengths):
+    if not all(isinstance(call.arg(name), torch.Tensor) for name in ("input_lengths", "target_lengths")):
         return False
-    log_probs = call.arg("log_probs")
-    return any(on_device(length) for length in lengths) or not (isinstance(log_probs, torch.Tensor)
-                                                                and on_device(log_probs))
+    return not _host_lengths_beside_device(call)
 
 
 def native_ctc_int_lengths(call: OpCall) -> bool:
     """``ctc_loss`` with int lengths on ATen's own kernel, which copies them host to device, blocking. cuDNN's
     kernel (1-D int32 targets in host memory) is left out: no statement covers it. Host tensor lengths beside
-    device log-probs take the same kernel: ATen's fast path reads them as int lists (LossCTC.cpp ``ctc_loss``)."""
-    lengths = call.arg("input_lengths")
-    if isinstance(lengths, torch.Tensor):
-        log_probs = call.arg("log_probs")
-        if on_device(lengths) or not (isinstance(log_probs, torch.Tensor) and on_device(log_probs)):
-            return False
+    device log-probs take the same kernel (read as int lists first)."""
+    if isinstance(call.arg("input_lengths"), torch.Tensor) and not _host_lengths_beside_device(call):
+        return False
     targets = call.arg("targets")
     cudnn_targets = (isinstance(targets, torch.Tensor) and targets.dim() == 1 and targets.dtype == torch.int32
                      and targets.device.type == "cpu")
