@@ -13,14 +13,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-_KEYWORD = "keep_on_cpu"
+KEEP_ON_CPU = "keep_on_cpu"
 
 
 def declared_host_fields(tree: ast.Module, source: str) -> frozenset[str]:
     """The names the module declares with ``keep_on_cpu=True`` (none when the source never says it)."""
-    if _KEYWORD not in source:
+    if KEEP_ON_CPU not in source:
         return frozenset()
-    return frozenset(fields_declared(tree, _declares))
+    return frozenset(fields_declared(tree, declares_host))
 
 
 def fields_declared(tree: ast.Module, declares: Callable[[ast.expr], bool]) -> set[str]:
@@ -39,7 +39,8 @@ def fields_declared(tree: ast.Module, declares: Callable[[ast.expr], bool]) -> s
     return names
 
 
-def _declares(value: ast.expr) -> bool:
+def declares_host(value: ast.expr) -> bool:
+    """Whether ``value`` is a call given ``keep_on_cpu=True``."""
     return isinstance(value, ast.Call) and any(
-        item.arg == _KEYWORD and isinstance(item.value, ast.Constant) and item.value.value is True
+        item.arg == KEEP_ON_CPU and isinstance(item.value, ast.Constant) and item.value.value is True
         for item in value.keywords)

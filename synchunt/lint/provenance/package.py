@@ -15,9 +15,8 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from synchunt.lint.provenance.host_fields import declared_host_fields, fields_declared
+from synchunt.lint.provenance.host_fields import KEEP_ON_CPU, declared_host_fields, declares_host, fields_declared
 
-_KEYWORD = "keep_on_cpu"
 _FIELD_CONFIG = "FieldConfig"  # vLLM's `MultiModalFieldConfig.batched(...)`, `.shared(...)`, `.flat_from_sizes(...)`
 
 
@@ -38,7 +37,7 @@ def index_package(sources: Iterable[tuple[str, str]]) -> PackageFacts:
     kept: set[str] = set()
     moved: set[str] = set()
     for filename, text in sources:
-        if _KEYWORD not in text and _FIELD_CONFIG not in text:
+        if KEEP_ON_CPU not in text and _FIELD_CONFIG not in text:
             continue
         try:
             tree = ast.parse(text, filename=filename)
@@ -60,6 +59,4 @@ def _moves(value: ast.expr) -> bool:
         return False
     owner = value.func.value
     owner_name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
-    return owner_name.endswith(_FIELD_CONFIG) and not any(
-        item.arg == _KEYWORD and isinstance(item.value, ast.Constant) and item.value.value is True
-        for item in value.keywords)
+    return owner_name.endswith(_FIELD_CONFIG) and not declares_host(value)
