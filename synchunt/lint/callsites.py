@@ -45,8 +45,7 @@ class _CallFinder(FastVisitor):
         through_self = False
         if isinstance(func, ast.Name):
             found = self.scope.lookup(func.id, node.lineno)
-            # a parameter's binding names the function it belongs to, not what it calls: `run(config)`
-            target = found[0].function if found is not None and found[0].kind == "function" else None
+            target = found[0].defined if found is not None else None
         elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
               and self.scope.klass is not None):
             target = self.scope.klass.methods.get(func.attr)

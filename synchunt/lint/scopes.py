@@ -55,6 +55,12 @@ class Binding:
     def module(self) -> bool:
         return self.kind == "module"
 
+    @property
+    def defined(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function this name is a ``def`` of (a parameter's ``function`` is the one it belongs to: calling
+        the parameter, ``run(config)``, does not call that)."""
+        return self.function if self.kind == "function" else None
+
 
 @dataclass(frozen=True)
 class Content:

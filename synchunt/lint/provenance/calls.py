@@ -83,8 +83,8 @@ def _name_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int
     found = scope.lookup(name, line)
     if found is not None:
         binding = found[0]
-        if binding.function is not None and binding.kind == "function":
-            return passing.returns_at(c, binding.function, node, scope, line, False)
+        if binding.defined is not None:
+            return passing.returns_at(c, binding.defined, node, scope, line, False)
         if binding.kind == "class":
             return Where.VALUE  # an object of a class of this module
         if binding.kind != "module" and binding.fixed is None:
@@ -128,7 +128,7 @@ def local_function(func: ast.expr, scope: Scope, line: int) -> ast.FunctionDef |
         return local_method(func, scope)
     if isinstance(func, ast.Name):
         found = scope.lookup(func.id, line)
-        return found[0].function if found is not None and found[0].kind == "function" else None
+        return found[0].defined if found is not None else None
     return None
 
 

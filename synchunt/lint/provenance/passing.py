@@ -37,7 +37,7 @@ def called_function(func: ast.expr, scope: Scope, line: int) -> tuple[FunctionDe
     ``f(...)``, ``self.m(...)``, ``Class.m(...)`` for a class of this module."""
     if isinstance(func, ast.Name):
         found = scope.lookup(func.id, line)
-        function = found[0].function if found is not None and found[0].kind == "function" else None
+        function = found[0].defined if found is not None else None
         return (function, False) if function is not None else None
     if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
         return None
