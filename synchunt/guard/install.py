@@ -80,10 +80,7 @@ class Session:
     def enter(self, recorder: scope.Recorder, *, all_tasks: bool = False) -> scope.Entry:
         ident = threading.get_ident()
         with self._lock:
-            arm = self._arms.get(ident)
-            if arm is not None and arm.stale and arm.entries <= 0:  # its guard was left from another thread
-                self._disarm(ident)
-                arm = None
+            arm = self._heal(ident)
             if self._route is None:
                 self._install()
             if arm is None:
@@ -107,7 +104,7 @@ class Session:
                     else:
                         arm.stale = True
             if thread != ident:
-                self._heal_current_thread()
+                self._heal(ident)
             if self._arms:  # other threads still armed: those that died left their arms behind
                 self._drop_dead_threads()
             if not self._arms:
@@ -118,16 +115,18 @@ class Session:
         arm = self._arms.get(threading.get_ident())
         if arm is not None and arm.stale:
             with self._lock:
-                self._heal_current_thread()
+                self._heal(threading.get_ident())
                 if not self._arms:
                     self._uninstall()  # safe inside a kernel: the kernels themselves stay registered
 
     # -- internals -------------------------------------------------------------------------------------------
-    def _heal_current_thread(self) -> None:
-        ident = threading.get_ident()
+    def _heal(self, ident: int) -> _Arm | None:
+        """Disarm thread ``ident`` if its guard was left from another thread; its arm, if it still has one."""
         arm = self._arms.get(ident)
         if arm is not None and arm.stale and arm.entries <= 0:
             self._disarm(ident)
+            return None
+        return arm
 
     def _disarm(self, ident: int) -> None:
         arm = self._arms.pop(ident)
