@@ -1,8 +1,10 @@
 """The guard's main route: Python kernels at the ``PreDispatch`` key for the catalogue's guard ops only.
 
 ``PreDispatch`` sits above autograd and is in no tensor's key set; a guarded thread adds it to its
-thread-local include set, so only that thread reaches these kernels, and every other op passes through
-ATen's no-op C++ fallback for the key (about 1.4 µs instead of a Python round trip per op). Above autograd
+thread-local include set, so only that thread reaches these kernels, and every other op has a fallthrough
+kernel at the key (`synchunt.guard.fallthrough`): the dispatcher skips the key for it, as on an unguarded
+thread (ATen's own fallback for the key is boxed, about 1.4 µs an op; it is what ops pay while a
+pre-dispatch trace runs, when the fallthroughs are removed). Above autograd
 the guard sees the op the user called in every grad mode (``t.item()`` as itself, a composite before it
 decomposes), and autograd still records it, since the kernel
 re-enters the dispatcher below ``PreDispatch`` instead of below autograd. An op runs with ``PreDispatch``
@@ -33,6 +35,7 @@ from synchunt.errors import UsageError
 from synchunt.guard import scope
 from synchunt.guard.call import HOST_DEVICE_TYPES, OpCall, describe_call, is_latent, schema_slots
 from synchunt.guard.classify import Predicate, classify
+from synchunt.guard.fallthrough import Fallthroughs
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.predicates import CROSSING
 from synchunt.guard.reporting import op_name, run_and_report
@@ -147,6 +150,7 @@ class KernelRoute:
         self._table, self._reviewed, self._idle = table, reviewed, idle
         self._library: list[torch.library.Library] | None = None
         self._crossing: list[torch.library.Library] | None = None  # the copies' kernels, once a device can exist
+        self._fallthroughs = Fallthroughs()  # every other op: no cost on a guarded thread
         self._hop_patch = _ClassPatch(HigherOrderOperator, "__call__", _hop_call)
         self._shadow_hook = _ClassPatch(shadow_device.ShadowDevice, "__enter__", _shadow_enter(self.devices_ready))
         self._patched: list[_ClassPatch] = []  # the class patches applied while guards are installed
@@ -167,6 +171,8 @@ class KernelRoute:
                 if self._library is None:
                     self._library = self._register({f: e for f, e in self._kernels().items()
                                                     if not crossing_only(e)})
+        if not self._fallthroughs.registered:  # first guard, or a pre-dispatch trace removed them since
+            self._fallthroughs.register()
         if not self._patched:
             self._patched = [self._hop_patch] if self.devices_ready() else [self._hop_patch, self._shadow_hook]
             for patch in self._patched:
@@ -187,6 +193,7 @@ class KernelRoute:
             patch.undo()
 
     def remove_kernels(self) -> None:
+        self._fallthroughs.remove()
         with self._lock:
             for libraries in (self._library, self._crossing):
                 for library in libraries or ():

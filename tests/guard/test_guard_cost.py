@@ -37,6 +37,12 @@ def guard_calls(run: Callable[[], Any]) -> Counter[str]:
     return _profiled(run, profile, calls)
 
 
+def pre_dispatch_entry(name: str) -> str:
+    """What op ``name`` runs at ``PreDispatch``: "kernel" (the guard's), "fallthrough" or "fallback" (ATen's)."""
+    line = next(row for row in torch._C._dispatch_dump_table(name).splitlines() if row.startswith("PreDispatch:"))
+    return "fallthrough" if "fallthrough" in line else "fallback" if "[backend fallback]" in line else "kernel"
+
+
 def _profiled(run: Callable[[], Any], profile: Callable[[Any, str, Any], None], calls: Counter[str]) -> Counter[str]:
     sys.setprofile(profile)
     try:
@@ -75,20 +81,19 @@ def decode_like_ops() -> None:
 _DEVICE_LESS = """
 import json, sys, torch
 sys.path.insert(0, {tests!r})
-from test_guard_cost import decode_like_ops, guard_calls
+from test_guard_cost import decode_like_ops, guard_calls, pre_dispatch_entry
 from synchunt.guard import watch
 from synchunt.shadow import shadow_device
 
-has = torch._C._dispatch_has_kernel_for_dispatch_key
 with watch() as guard:
     calls = guard_calls(decode_like_ops)
-    kernels = {{name: has(name, "PreDispatch") for name in ("aten::copy_", "aten::_to_copy", "aten::index.Tensor")}}
+    kernels = {{name: pre_dispatch_entry(name) for name in ("aten::copy_", "aten::_to_copy", "aten::index.Tensor")}}
     with shadow_device():  # entered inside the guard: its device tensors' copies cross, and are reported
         device = torch.ones(3, device="cuda")
         device.to("cpu")
         torch.zeros(3).copy_(device)
         torch.zeros(2).to("cuda")
-print(json.dumps({{"calls": calls, "kernels": kernels, "after_shadow": has("aten::copy_", "PreDispatch"),
+print(json.dumps({{"calls": calls, "kernels": kernels, "after_shadow": pre_dispatch_entry("aten::copy_"),
                   "records": [[r.rule, r.op, r.residency] for r in guard.syncs]}}))
 """
 
@@ -100,9 +105,10 @@ def test_without_a_device_ops_outside_the_catalogue_and_copies_run_no_guard_code
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.splitlines()[-1])
-    assert result["calls"] == {}  # layer_norm … where(c, a, b), normal(mean, 1.0): ATen's fallback only
-    assert result["kernels"] == {"aten::copy_": False, "aten::_to_copy": False, "aten::index.Tensor": True}
-    assert result["after_shadow"] is True
+    assert result["calls"] == {}  # layer_norm … where(c, a, b), normal(mean, 1.0): fallthroughs only
+    assert result["kernels"] == {"aten::copy_": "fallthrough", "aten::_to_copy": "fallthrough",
+                                 "aten::index.Tensor": "kernel"}
+    assert result["after_shadow"] == "kernel"
     assert result["records"] == [["SH201", "aten::_to_copy", "device"], ["SH205", "aten::copy_", "device"],
                                  ["SH202", "aten::_to_copy", "device"]]
 
@@ -129,9 +135,8 @@ def test_overloads_their_rule_rules_out_by_schema_have_no_kernel() -> None:
         torch.normal(x, 1.0)
         torch.where(x > 1)
         torch.normal(x, torch.ones(4))
-    has = torch._C._dispatch_has_kernel_for_dispatch_key
-    assert not has("aten::where.self", "PreDispatch") and not has("aten::normal.Tensor_float", "PreDispatch")
-    assert has("aten::where", "PreDispatch") and has("aten::normal.Tensor_Tensor", "PreDispatch")
+    assert pre_dispatch_entry("aten::where.self") == pre_dispatch_entry("aten::normal.Tensor_float") == "fallthrough"
+    assert pre_dispatch_entry("aten::where") == pre_dispatch_entry("aten::normal.Tensor_Tensor") == "kernel"
     assert [(r.rule, r.op) for r in guard.syncs] == [("SH103", "aten::where"), ("SH112", "aten::normal")]
 
 
