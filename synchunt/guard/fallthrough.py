@@ -7,9 +7,9 @@ include it; what runs is the same (the fallback only redispatches below the key)
 
 Torch keeps that fallback a real kernel so that the Python dispatcher can interpose pre-dispatch tracing
 (``torch.export``'s training IR, ``make_fx(pre_dispatch=True)``) on every op: a fallthrough would hide the op from
-the trace. So the fallthroughs are never registered while a pre-dispatch mode is set, and while they are
-registered ``torch._ops._set_mode_pre_dispatch`` (where every such mode is set) is wrapped to remove them first;
-the next guard to enter registers them again. A torch without that function gets no fallthroughs (the boxed
+the trace. So the fallthroughs are never registered while a pre-dispatch mode is set, and once registered
+``torch._ops._set_mode_pre_dispatch`` (where every such mode is set) is wrapped to remove them first; the next
+guard to enter registers them again. A torch without that function gets no fallthroughs (the boxed
 fallback, as before). Ops registered after the fallthroughs (a library imported later) pay the fallback.
 """
 
@@ -23,8 +23,7 @@ from typing import Any
 import torch
 
 _KEY = "PreDispatch"
-_SET_MODE, _UNSET_MODE = "_set_mode_pre_dispatch", "unset_mode_pre_dispatch"
-_DISPATCH_KEY = torch._C.DispatchKey.PreDispatch
+_SET_MODE = "_set_mode_pre_dispatch"
 
 
 def pre_dispatch_tracing() -> bool:
@@ -34,15 +33,12 @@ def pre_dispatch_tracing() -> bool:
 
 
 class Fallthroughs:
-    """The fallthrough kernels of one kernel route, and the two hooks on torch's pre-dispatch modes that keep
-    traces and guards right with them: setting a mode removes the fallthroughs, and unsetting the last one puts
-    the thread's ``PreDispatch`` include bit back as it was (torch clears it, which would disarm a guard that a
-    trace ran inside)."""
+    """The fallthrough kernels of the kernel route (one set per process: `FALLTHROUGHS`), and the hook on torch's
+    pre-dispatch modes that removes them before a trace."""
 
     def __init__(self) -> None:
         self._libraries: list[torch.library.Library] = []
-        self._originals: dict[str, Callable[..., Any]] = {}
-        self._before = threading.local()  # a thread's include bit before its first pre-dispatch mode
+        self._original: Callable[..., Any] | None = None  # torch's _set_mode_pre_dispatch, while hooked
         self._lock = threading.RLock()
 
     @property
@@ -77,12 +73,12 @@ class Fallthroughs:
             return count
 
     def remove(self) -> None:
-        """The fallthroughs unregistered and torch's pre-dispatch functions put back."""
+        """The fallthroughs unregistered and torch's function put back."""
         with self._lock:
             self._drop()
-            for name, original in self._originals.items():
-                setattr(torch._ops, name, original)
-            self._originals = {}
+            if self._original is not None:
+                setattr(torch._ops, _SET_MODE, self._original)
+                self._original = None
 
     def _drop(self) -> None:
         with self._lock:
@@ -91,33 +87,21 @@ class Fallthroughs:
                 library._destroy()
 
     def _hook(self) -> bool:
-        """Wrap torch's functions that set and unset pre-dispatch modes (once); False when torch has none."""
-        if self._originals:
+        """Wrap torch's function that sets pre-dispatch modes (once); False when torch has none."""
+        if self._original is not None:
             return True
-        originals = {name: getattr(torch._ops, name, None) for name in (_SET_MODE, _UNSET_MODE)}
-        if any(function is None for function in originals.values()):
+        original = getattr(torch._ops, _SET_MODE, None)
+        if original is None:
             return False
-        self._originals = originals  # type: ignore[assignment]
-        setattr(torch._ops, _SET_MODE, self._on_set(originals[_SET_MODE]))
-        setattr(torch._ops, _UNSET_MODE, self._on_unset(originals[_UNSET_MODE]))
-        return True
+        self._original = original
 
-    def _on_set(self, original: Callable[..., Any]) -> Callable[..., Any]:
         def _set_mode_pre_dispatch(mode: Any) -> Any:
-            if not pre_dispatch_tracing():
-                self._before.included = torch._C._dispatch_tls_is_dispatch_key_included(_DISPATCH_KEY)
             self._drop()  # the trace must see every op at the key
             return original(mode)
 
         _set_mode_pre_dispatch.__wrapped__ = original  # type: ignore[attr-defined]
-        return _set_mode_pre_dispatch
+        setattr(torch._ops, _SET_MODE, _set_mode_pre_dispatch)
+        return True
 
-    def _on_unset(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        def unset_mode_pre_dispatch(*args: Any, **kwargs: Any) -> Any:
-            mode = original(*args, **kwargs)
-            if not pre_dispatch_tracing() and getattr(self._before, "included", False):
-                torch._C._dispatch_tls_set_dispatch_key_included(_DISPATCH_KEY, True)
-            return mode
 
-        unset_mode_pre_dispatch.__wrapped__ = original  # type: ignore[attr-defined]
-        return unset_mode_pre_dispatch
+FALLTHROUGHS = Fallthroughs()

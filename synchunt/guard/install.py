@@ -38,6 +38,8 @@ class Route(Protocol):
 
     def disarm(self, token: object) -> None: ...
 
+    def still_armed(self) -> bool: ...
+
 
 @dataclass(eq=False)
 class _Arm:
@@ -45,6 +47,12 @@ class _Arm:
     token: object
     entries: int = 0
     stale: bool = False
+    switched_off: bool = False  # found disarmed by something else (said once)
+
+
+_SWITCHED_OFF = ("synchunt guard: this thread's guard was switched off inside the block (a pre-dispatch trace, "
+                 "such as torch.export, clears the PreDispatch key when it ends): what ran after it was not checked; "
+                 "export outside the guarded block")
 
 
 def _reviewed_overloads() -> tuple[torch._ops.OpOverload, ...]:
@@ -96,6 +104,10 @@ class Session:
         with self._lock:
             thread = entry.key[0]
             arm = self._arms.get(thread)
+            if arm is not None and thread == ident and not arm.switched_off and self._route is not None \
+                    and not self._route.still_armed():
+                arm.switched_off = True
+                warnings.warn(_SWITCHED_OFF, RuntimeWarning, stacklevel=3)
             if arm is not None:
                 arm.entries -= 1
                 if arm.entries <= 0:

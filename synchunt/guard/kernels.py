@@ -35,7 +35,7 @@ from synchunt.errors import UsageError
 from synchunt.guard import scope
 from synchunt.guard.call import HOST_DEVICE_TYPES, OpCall, describe_call, is_latent, schema_slots
 from synchunt.guard.classify import Predicate, classify
-from synchunt.guard.fallthrough import Fallthroughs
+from synchunt.guard.fallthrough import FALLTHROUGHS
 from synchunt.guard.frames import capture_stack
 from synchunt.guard.predicates import CROSSING
 from synchunt.guard.reporting import op_name, run_and_report
@@ -150,7 +150,7 @@ class KernelRoute:
         self._table, self._reviewed, self._idle = table, reviewed, idle
         self._library: list[torch.library.Library] | None = None
         self._crossing: list[torch.library.Library] | None = None  # the copies' kernels, once a device can exist
-        self._fallthroughs = Fallthroughs()  # every other op: no cost on a guarded thread
+        self._fallthroughs = FALLTHROUGHS  # every other op: no cost on a guarded thread
         self._hop_patch = _ClassPatch(HigherOrderOperator, "__call__", _hop_call)
         self._shadow_hook = _ClassPatch(shadow_device.ShadowDevice, "__enter__", _shadow_enter(self.devices_ready))
         self._patched: list[_ClassPatch] = []  # the class patches applied while guards are installed
@@ -235,6 +235,11 @@ class KernelRoute:
     @staticmethod
     def disarm(token: object) -> None:
         _set_included(KEY, bool(token))
+
+    @staticmethod
+    def still_armed() -> bool:
+        """Whether the calling thread still includes the key (a pre-dispatch trace clears it when it ends)."""
+        return _is_included(KEY)
 
 
 class _ClassPatch:

@@ -66,3 +66,7 @@ class ModeRoute:
     def disarm(token: object) -> None:
         if isinstance(token, GuardMode):
             token.__exit__(None, None, None)
+
+    @staticmethod
+    def still_armed() -> bool:
+        return True  # a dispatch mode stays on its thread's mode stack

@@ -1,15 +1,17 @@
 """The fallthroughs that make ops outside the catalogue free on a guarded thread must never hide an op from a
 pre-dispatch trace (torch.export's training IR, ``make_fx(pre_dispatch=True)``), whether the trace runs after a
-guard or inside one, and the guard must keep reporting what it reports with them registered — also after a
-trace inside it (torch clears the thread's ``PreDispatch`` include bit when the trace's last mode is unset)."""
+guard or inside one, and the guard must keep reporting what it reports with them registered. A trace inside a
+guard switches the guard off for the rest of the block (torch clears the thread's ``PreDispatch`` bit when the
+trace ends): the guard says so when it exits instead of passing the rest as clean."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from synchunt.guard import watch
-from synchunt.guard.fallthrough import Fallthroughs, pre_dispatch_tracing
+from synchunt.guard.fallthrough import FALLTHROUGHS, pre_dispatch_tracing
 from synchunt.guard.install import SESSION
 from tests.guard.test_guard_cost import pre_dispatch_entry
 
@@ -48,14 +50,18 @@ def test_a_pre_dispatch_trace_after_a_guard_sees_every_op_and_the_next_guard_reg
     assert pre_dispatch_entry("aten::softmax.int") == "fallthrough"
 
 
-def test_a_pre_dispatch_trace_inside_a_guard_sees_every_op_and_the_guard_still_reports() -> None:
+def test_a_pre_dispatch_trace_inside_a_guard_sees_every_op_and_the_guard_says_it_was_switched_off() -> None:
     SESSION.remove_kernels()
     x = torch.arange(4.0)
     expected = _traced_ops(x)
-    with watch() as guard:
-        assert _traced_ops(x) == expected
+    with pytest.warns(RuntimeWarning, match="switched off inside the block"), watch() as guard:
         x[x > 1]
+        assert _traced_ops(x) == expected
+        x[x > 2]  # unchecked: torch cleared the key
     assert [(r.rule, r.op) for r in guard.syncs] == [("SH101", "aten::index")]
+    with watch() as again:  # the next guard arms the thread again
+        x[x > 1]
+    assert len(again.syncs) == 1
 
 
 def test_no_fallthroughs_are_registered_while_a_pre_dispatch_mode_is_set() -> None:
@@ -63,9 +69,7 @@ def test_no_fallthroughs_are_registered_while_a_pre_dispatch_mode_is_set() -> No
     seen: list[tuple[bool, int]] = []
 
     def inside(x: torch.Tensor) -> torch.Tensor:
-        fallthroughs = Fallthroughs()
-        seen.append((pre_dispatch_tracing(), fallthroughs.register()))
-        fallthroughs.remove()
+        seen.append((pre_dispatch_tracing(), FALLTHROUGHS.register()))
         return x * 2
 
     make_fx(inside, pre_dispatch=True)(torch.ones(2))
@@ -77,10 +81,9 @@ def test_removing_the_fallthroughs_puts_torch_back_as_it_was() -> None:
     import torch._ops as ops
 
     SESSION.remove_kernels()
-    originals = ops._set_mode_pre_dispatch, ops.unset_mode_pre_dispatch
-    fallthroughs = Fallthroughs()
-    assert fallthroughs.register() > 1000  # every aten op but the guard's
-    assert (ops._set_mode_pre_dispatch, ops.unset_mode_pre_dispatch) != originals
-    fallthroughs.remove()
-    assert (ops._set_mode_pre_dispatch, ops.unset_mode_pre_dispatch) == originals
+    original = ops._set_mode_pre_dispatch
+    assert FALLTHROUGHS.register() > 1000  # every aten op but the guard's
+    assert ops._set_mode_pre_dispatch is not original
+    FALLTHROUGHS.remove()
+    assert ops._set_mode_pre_dispatch is original
     assert pre_dispatch_entry("aten::softmax.int") == "fallback"
