@@ -5,11 +5,14 @@ events, each slice is decoded by msgspec into typed structs and reduced to colum
 worker processes can run), and only the columns are kept: memory stays near one slice plus the columns. When the
 slices do not decode (an unexpected layout) the file is decoded in one go instead. A trace cut mid-write keeps
 the events before the cut and says so in ``partial``. With workers, a plain file is decoded in byte ranges, one
-per process (`synchunt.trace.ranges`); a gzip file's slices are handed to the workers as they are inflated.
+per process (`synchunt.trace.ranges`; local workers return their columns in a file of a temporary folder this
+process removes); a gzip file's slices are handed to the workers as they are inflated.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +21,7 @@ from typing import Any
 import msgspec
 
 from synchunt.errors import TraceError
-from synchunt.executor import Executor, Finished, Pending
+from synchunt.executor import Executor, Finished, LocalExecutor, Pending
 from synchunt.progress import NULL_PROGRESS, Progress
 from synchunt.trace import ranges as ranges_module
 from synchunt.trace import schema
@@ -81,12 +84,19 @@ def _ranged(path: Path, ranges: ranges_module.RangePlan, size: int, max_bytes: i
             slice_bytes: int, fields: FieldSet) -> DecodedTrace:
     """Every range but the last decoded by the workers, the last one here (see `synchunt.trace.ranges`)."""
     *theirs, (start, _) = ranges.ranges(size)
-    earlier = [pool.submit(ranges_module.decode_range, path, a, b, ranges.boundary, fields, slice_bytes)
-               for a, b in theirs]
-    task.advance(start)  # the workers' share, counted as read: this process reads from `start` on
-    stream = ByteStream(path, max_bytes=max_bytes, reuse=True, block_bytes=READ_BYTES, start=start)
-    splitter = EventSplitter.primed(ranges.boundary, ranges.head, slice_bytes)
-    return _stream_to_end(path, stream, splitter, Executor(), task, fields, earlier)
+    # Workers on this machine hand their columns back in a file (see synchunt.trace.ranges); dask's may be
+    # elsewhere, and pickle theirs.
+    spill_to = tempfile.mkdtemp(prefix="synchunt-ranges-") if isinstance(pool, LocalExecutor) else None
+    try:
+        earlier = [pool.submit(ranges_module.decode_range, path, a, b, ranges.boundary, fields, slice_bytes,
+                               spill_to) for a, b in theirs]
+        task.advance(start)  # the workers' share, counted as read: this process reads from `start` on
+        stream = ByteStream(path, max_bytes=max_bytes, reuse=True, block_bytes=READ_BYTES, start=start)
+        splitter = EventSplitter.primed(ranges.boundary, ranges.head, slice_bytes)
+        return _stream_to_end(path, stream, splitter, Executor(), task, fields, earlier)
+    finally:
+        if spill_to is not None:
+            shutil.rmtree(spill_to, ignore_errors=True)
 
 
 def _stream_to_end(path: Path, stream: ByteStream, splitter: EventSplitter, pool: Executor, task: Any,
@@ -106,7 +116,7 @@ def _stream_to_end(path: Path, stream: ByteStream, splitter: EventSplitter, pool
         yield from ending.slices
 
     chunks = _decode_slices(slices(), pool, fields)
-    chunks[:0] = [chunk for pending in earlier for chunk in pending.result()]
+    chunks[:0] = [chunk for pending in earlier for chunk in ranges_module.columns_of(pending.result())]
     ending = endings[0]
     if not splitter.found:
         return _one_shot(path, splitter.remainder(), fields)

@@ -146,3 +146,49 @@ def test_a_primed_splitter_gives_back_what_is_left_as_one_array():
     assert list(splitter.views(b'\n  {"a": 1},\n  {"b": 2},')) == []
     assert json.loads(splitter.rest()) == [{"a": 1}, {"b": 2}]
     assert EventSplitter.primed(b"\n  {").rest() is None
+
+
+def test_a_spilled_range_reads_back_as_the_same_writable_columns_and_its_file_is_removed(tmp_path):
+    data = kineto_layout(many_events(1500))
+    path = tmp_path / "t.json"
+    path.write_bytes(data)
+    plan = ranges.plan(path, len(data), 2)
+    start, stop = plan.ranges(len(data))[0]
+    folder = tmp_path / "spill"
+    folder.mkdir()
+    piped = ranges.decode_range(path, start, stop, plan.boundary, slice_bytes=SLICE)
+    spilled = ranges.decode_range(path, start, stop, plan.boundary, slice_bytes=SLICE, spill_to=str(folder))
+    assert isinstance(spilled, ranges.Spilled) and len(list(folder.iterdir())) == 1
+    back = ranges.columns_of(spilled)
+    assert not list(folder.iterdir())
+    assert [c.events for c in back] == [c.events for c in piped] and len(piped) > 1
+    for left, right in zip(piped, back, strict=True):
+        for key, array in left.numeric.items():
+            assert np.array_equal(array, right.numeric[key], equal_nan=True) and right.numeric[key].flags.writeable
+        for key, coded in left.coded.items():
+            assert np.array_equal(coded.codes, right.coded[key].codes) and coded.values == right.coded[key].values
+    gone = ranges.decode_range(path, start, stop, plan.boundary, slice_bytes=SLICE, spill_to=str(tmp_path / "no"))
+    assert isinstance(gone, list) and ranges.columns_of(gone) is gone  # no folder to write to: pickled instead
+
+
+def test_local_workers_spill_their_ranges_into_a_folder_that_is_removed(tmp_path, pools, monkeypatch):
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(3000)))
+    spills: list[str | None] = []
+    submit = pools[2].submit
+
+    def watched(fn, *args):
+        spills.append(args[-1])
+        return submit(fn, *args)
+
+    monkeypatch.setattr(pools[2], "submit", watched)
+    ranged = decode(path, slice_bytes=SLICE, pool=pools[2])
+    assert ranged.layout == "ranges" and len(spills) == 2
+    assert all(spill is not None and spill.startswith(str(scratch)) for spill in spills)
+    assert not list(scratch.iterdir())
+    assert_same(decode(path, slice_bytes=SLICE), ranged)
