@@ -86,7 +86,7 @@ def _ranged(path: Path, ranges: ranges_module.RangePlan, size: int, max_bytes: i
     *theirs, (start, _) = ranges.ranges(size)
     # Workers on this machine hand their columns back in a file (see synchunt.trace.ranges); dask's may be
     # elsewhere, and pickle theirs.
-    spill_to = tempfile.mkdtemp(prefix="synchunt-ranges-") if isinstance(pool, LocalExecutor) else None
+    spill_to = _spill_folder() if isinstance(pool, LocalExecutor) else None
     try:
         earlier = [pool.submit(ranges_module.decode_range, path, a, b, ranges.boundary, fields, slice_bytes,
                                spill_to) for a, b in theirs]
@@ -97,6 +97,14 @@ def _ranged(path: Path, ranges: ranges_module.RangePlan, size: int, max_bytes: i
     finally:
         if spill_to is not None:
             shutil.rmtree(spill_to, ignore_errors=True)
+
+
+def _spill_folder() -> str | None:
+    """A private temporary folder for the workers' columns; None (pickle them) where none can be made."""
+    try:
+        return tempfile.mkdtemp(prefix="synchunt-ranges-")
+    except OSError:
+        return None
 
 
 def _stream_to_end(path: Path, stream: ByteStream, splitter: EventSplitter, pool: Executor, task: Any,

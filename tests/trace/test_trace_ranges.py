@@ -192,3 +192,14 @@ def test_local_workers_spill_their_ranges_into_a_folder_that_is_removed(tmp_path
     assert all(spill is not None and spill.startswith(str(scratch)) for spill in spills)
     assert not list(scratch.iterdir())
     assert_same(decode(path, slice_bytes=SLICE), ranged)
+
+
+def test_without_a_writable_temporary_folder_the_workers_pickle_their_columns(tmp_path, pools, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(3000)))
+    ranged = decode(path, slice_bytes=SLICE, pool=pools[1])
+    assert ranged.layout == "ranges"
+    assert_same(decode(path, slice_bytes=SLICE), ranged)
