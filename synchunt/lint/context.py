@@ -64,8 +64,8 @@ _CACHE_DECORATORS = frozenset({"cache", "lru_cache", "cached_property", "cached"
 _DEBUG_WORDS = ("debug", "verbose", "sanity", "validate")
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "benchmark", "benchmarks", "bench"})
 DEFAULT_TEST_FILES: tuple[str, ...] = ("test", "tests", "testing", "benchmark", "benchmarks", "test_*.py",
-                                       "*_test.py", "tests.py", "conftest.py", "benchmark_*.py", "bench_*.py",
-                                       "*_benchmark.py")
+                                       "*_test.py", "tests.py", "testing.py", "conftest.py", "benchmark_*.py",
+                                       "bench_*.py", "*_benchmark.py")
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 

@@ -28,6 +28,7 @@ HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py
 # processor outputs (made on the host from the request).
 HOST_OUTPUT_TYPES = ("RequestOutput", "PoolingOutput", "ProcessorOutput", "ProcessorOutputs")
 _PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "ndarray", "NDArray"})
+_ARRAYS = frozenset({"ndarray", "NDArray"})
 ITER = "iter"  # the path step "one element of iterating it" (see synchunt.lint.scopes)
 _TENSOR_NAMES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 _MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "DefaultDict", "OrderedDict", "defaultdict"})
@@ -84,6 +85,8 @@ def annotation_part_where(annotation: ast.expr | None, path: tuple[object, ...])
         if node is None:
             return None
         node = _strip_optional(node)
+        if _names(node, _ARRAYS):
+            return Where.VALUE  # rows, elements and masked selections of a numpy array are numpy values
         if not isinstance(node, ast.Subscript):
             return None
         head = ast.unparse(node.value).rsplit(".", 1)[-1]
@@ -103,6 +106,12 @@ def annotation_part_where(annotation: ast.expr | None, path: tuple[object, ...])
         else:
             return None
     return annotation_where(node) if node is not None else None
+
+
+def _names(node: ast.expr, names: frozenset[str]) -> bool:
+    """``node`` is one of ``names`` (``np.ndarray``, ``npt.NDArray[np.int64]``)."""
+    head = node.value if isinstance(node, ast.Subscript) else node
+    return ast.unparse(head).strip("'\"").rsplit(".", 1)[-1] in names
 
 
 def _strip_optional(node: ast.expr) -> ast.expr:

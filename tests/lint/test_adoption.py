@@ -42,10 +42,11 @@ def test_statistics_and_skipped_tests(tmp_path):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_model.py").write_text(SOURCE)
     (tmp_path / "model.py").write_text(SOURCE)
+    (tmp_path / "testing.py").write_text(SOURCE)  # test helpers shipped in a package (`assert_close`)
     result = CliRunner().invoke(app, ["lint", str(tmp_path), "--statistics"])
-    assert "SH103" in result.output and "1 test and benchmark file skipped" in result.output
+    assert "SH103" in result.output and "2 test and benchmark files skipped" in result.output
     result = CliRunner().invoke(app, ["lint", str(tmp_path), "--include-tests", "--statistics"])
-    assert "in 2 files" in result.output
+    assert "in 3 files" in result.output
 
 
 def test_diff_keeps_only_changed_lines(tmp_path):

@@ -270,6 +270,9 @@ def _torch_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: in
         return Where.VALUE
     if namespace and namespace.split(".")[0] not in TENSOR_NAMESPACES:
         return Where.VALUE if namespace.split(".")[0] in VALUE_NAMESPACES else Where.UNKNOWN
+    if name == "load":  # whatever was saved: a dict, a model, a tensor on the device it was saved from
+        location = constant_device(keyword(node, "map_location") or ast.Constant(None))
+        return Where.CPU if location is not None and location.startswith("cpu") else Where.UNKNOWN
     device = keyword(node, "device")
     if name in FACTORIES or short in FACTORIES:
         if device is not None:
@@ -323,6 +326,12 @@ def device_where(c: Classifier, device: ast.expr, scope: Scope, line: int) -> Wh
             binding, owner = found
             return c.guarded(("device", id(binding.value)), lambda: device_where(
                 c, binding.value, owner, binding.line))  # type: ignore[arg-type]
+        if found is not None and found[0].parameter and found[0].function is not None:
+            # the call being read passes (or leaves to its default) this device: `_cache(n)` of
+            # `def _cache(self, n, device="cpu")` builds on the host
+            passed = c.passed_in.get((id(found[0].function), found[0].parameter))
+            if passed is not None and device_where(c, passed[0], passed[1], passed[2]) is Where.CPU:
+                return Where.CPU  # (a device passed settles nothing more than the parameter's name says)
     name = dotted_name(device) or ""
     if name_says_host(name.rsplit(".", 1)[-1]):
         return Where.CPU_NAMED
