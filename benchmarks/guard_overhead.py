@@ -74,13 +74,14 @@ def _timed(run: Callable[[], Any], clock: Callable[[], int]) -> float:
 
 
 # Medians on a quiet 2-core machine (thread clock): a baseline far above them says the run was disturbed.
-QUIET_BASELINE_MS = {"unguarded": 6.0, "bare": 1.0}
+QUIET_BASELINE_MS = {"unguarded": 6.0, "bare": 1.0}  # per step
 
 
-def _configurations(impl: str, small: bool) -> tuple[list[dict[str, Callable[[], Any]]], dict[str, int], Any,
-                                                     DecodeStep]:
+def _configurations(impl: str, small: bool, decode_steps: int = 1,
+                    ) -> tuple[list[dict[str, Callable[[], Any]]], dict[str, int], Any, DecodeStep]:
     """Each step's configurations by name, the dict each guarded run writes its record count to, the HiCache
-    params and the decode step."""
+    params and the decode step; a decode sample is ``decode_steps`` steps, each entered and left under
+    ``watch()`` when guarded."""
     workload = get_workload("hicache-dcp")
     params = workload.make_params({"impl": impl}, small=small)
     state = workload.setup(params)
@@ -102,23 +103,30 @@ def _configurations(impl: str, small: bool) -> tuple[list[dict[str, Callable[[],
         with PassThrough():
             workload.step(state)
 
-    def decode_guarded() -> None:
-        with watch() as recorder:
+    def decode_bare() -> None:
+        for _ in range(decode_steps):
             decode()
-        recorded["decode"] = len(recorder.syncs)
+
+    def decode_guarded() -> None:
+        syncs = 0
+        for _ in range(decode_steps):
+            with watch() as recorder:
+                decode()
+            syncs += len(recorder.syncs)
+        recorded["decode"] = syncs // decode_steps
 
     steps: list[dict[str, Callable[[], Any]]] = [
         {"unguarded": lambda: workload.step(state), "passthrough": passthrough, "mode": guarded("mode"),
          "kernels": guarded("kernels")},
-        {"bare": decode, "watch": decode_guarded}]
+        {"bare": decode_bare, "watch": decode_guarded}]
     return steps, recorded, params, decode
 
 
 def measure(impl: str, repeats: int, warmup: int, small: bool, clock: Callable[[], int] = time.perf_counter_ns,
-            ) -> tuple[dict[str, list[float]], dict[str, int], Any, int]:
-    """Per-repeat ms of each configuration, the syncs one guarded step records per route, the HiCache params,
-    and the aten ops of one decode step."""
-    steps, recorded, params, decode = _configurations(impl, small)
+            decode_steps: int = 1) -> tuple[dict[str, list[float]], dict[str, int], Any, int]:
+    """Per-repeat ms of each configuration (a decode sample: ``decode_steps`` steps), the syncs one guarded step
+    records per route, the HiCache params, and the aten ops of one decode step."""
+    steps, recorded, params, decode = _configurations(impl, small, decode_steps)
     samples: dict[str, list[float]] = {name: [] for runs in steps for name in runs}
     for repeat in range(warmup + repeats):
         for runs in steps:
@@ -174,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch's intra-op threads (default: torch's own); 1 keeps OpenMP's spin-wait for a busy "
                         "core out of the thread clock on a loaded machine")
+    parser.add_argument("--decode-steps", type=int, default=10,
+                        help="decode steps per timed sample, each entered and left under watch() when guarded "
+                        "(one step is ~1 ms: single steps spread the per-sample ratios by ±0.3)")
     parser.add_argument("--region", choices=REGIONS,
                         help="only run --repeats steps of this configuration, for callgrind (see above)")
     add_quiet_options(parser)
@@ -185,7 +196,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     quiet = Quietness.before(args)
     samples, syncs, params, decode_ops = measure(args.impl, args.repeats, args.warmup, args.small,
-                                                 CLOCKS[args.clock])
+                                                 CLOCKS[args.clock], args.decode_steps)
+    for name in ("bare", "watch"):  # reported per step
+        samples[name] = [value / args.decode_steps for value in samples[name]]
     verdict = quiet.after()
     if args.clock == "thread" and not args.small:  # the quiet baselines are thread-clock figures of the full steps
         for base, quiet_ms in QUIET_BASELINE_MS.items():
@@ -196,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"hicache-dcp impl={args.impl}, {params.layers} layers, device {params.device}:")
     print("\n".join(_lines(samples, ("unguarded", "passthrough", "mode", "kernels"), "unguarded")))
     print(f"  syncs recorded per guarded step: mode {syncs['mode']}, kernels {syncs['kernels']}")
-    print(f"decode-like step, {decode_ops} aten ops:")
+    print(f"decode-like step, {decode_ops} aten ops ({args.decode_steps} steps a sample, times per step):")
     print("\n".join(_lines(samples, ("bare", "watch"), "bare")))
     print(f"  syncs recorded per guarded step: {syncs['decode']}")
     print(verdict.line)
