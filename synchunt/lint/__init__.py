@@ -24,6 +24,7 @@ from synchunt.lint.context import DEFAULT_TEST_FILES, ContextRules
 from synchunt.lint.engine import ModuleLinter, build_plan
 from synchunt.lint.files import FileFilter, iter_python_files, read_source
 from synchunt.lint.locate import Located, locate
+from synchunt.lint.program import ModuleSummary, mark_unreached, summarize_file
 from synchunt.lint.provenance.package import PackageFacts, index_package
 from synchunt.rules import RULES, Rule
 
@@ -53,24 +54,32 @@ def lint_source(text: str, filename: str = "<string>", *, rules: Sequence[Rule] 
     and cold functions (``[tool.synchunt]``); ``package`` holds what the files linted with it declare
     (:func:`index_package`)."""
     active = list(rules) if rules is not None else select_rules(select, ignore)
+    findings, _ = _lint_text(text, filename, active, context_rules, package, summarize=False)
+    kept = [finding for finding in findings if finding.confidence.at_least(min_confidence)]
+    return sorted(kept, key=lambda finding: finding.sort_key)
+
+
+def _lint_text(text: str, filename: str, active: list[Rule], context_rules: ContextRules | None,
+               package: PackageFacts | None, summarize: bool) -> tuple[list[Finding], ModuleSummary | None]:
+    """Every finding of one module, and (``summarize``) its summary for the program index, from one parse."""
     try:
         tree = ast.parse(text, filename=filename)
     except (SyntaxError, ValueError) as error:  # ValueError: source with NUL bytes
-        return [_parse_problem(filename, error)]
+        return [_parse_problem(filename, error)], None
     except (RecursionError, MemoryError) as error:
-        return [_nesting_problem(filename, error)]
+        return [_nesting_problem(filename, error)], None
     try:
         with _deep_recursion():
             findings = ModuleLinter(tree, text, filename, build_plan(active), context_rules=context_rules,
                                     package=package).run()
+            summary = summarize_file(tree, filename) if summarize else None
     except (RecursionError, MemoryError) as error:  # deeper than even that
-        return [_nesting_problem(filename, error)]
+        return [_nesting_problem(filename, error)], None
     except Exception as error:  # a bug of the lint costs that file, never the run or a traceback
         return [Finding(PARSE_ERROR, f"cannot lint: internal error ({type(error).__name__}: {error}); please "
                         "report it with this file", filename, 1, severity=Severity.ERROR,
-                        confidence=Confidence.HIGH, is_problem=True)]
-    kept = [finding for finding in findings if finding.confidence.at_least(min_confidence)]
-    return sorted(kept, key=lambda finding: finding.sort_key)
+                        confidence=Confidence.HIGH, is_problem=True)], None
+    return findings, summary
 
 
 @dataclass(frozen=True)
@@ -143,14 +152,19 @@ def lint_files(paths: Iterable[str | Path], *, select: Iterable[str] | None = No
     # one file (a pre-commit hook): its own declarations are all there is, and the module reads them itself
     package = index_package((str(path), text) for path, text in sources if text is not None) \
         if len(sources) > 1 else None
+    summaries: list[ModuleSummary] | None = [] if package is not None else None
     for path, text in sources:
         if text is None:
             continue
         silenced = config.ignored_codes(path)
-        findings.extend(finding for finding in lint_source(text, str(path), rules=active, min_confidence=min_confidence,
-                                                           context_rules=context_rules, package=package)
-                        if finding.is_problem or not finding.code.startswith(silenced))
-    return LintRun(findings, len(files), skipped, package)
+        found, summary = _lint_text(text, str(path), active, context_rules, package, summarize=summaries is not None)
+        if summaries is not None and summary is not None:
+            summaries.append(summary)
+        findings.extend(finding for finding in found if finding.is_problem or not finding.code.startswith(silenced))
+    if summaries:  # what nothing in these files calls never runs as shipped: its findings are lowered
+        findings = mark_unreached(findings, summaries)
+    kept = [finding for finding in findings if finding.is_problem or finding.confidence.at_least(min_confidence)]
+    return LintRun(sorted(kept, key=lambda finding: finding.sort_key), len(files), skipped, package)
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ import ast
 
 from synchunt.findings import Confidence
 from synchunt.lint.forms import Context, Hit, excerpt, method_call, register
-from synchunt.lint.provenance import constant_device, is_true, keyword
+from synchunt.lint.provenance import constant_device, keyword
 from synchunt.lint.where import Where
 from synchunt.rules import Rule
 
@@ -69,7 +69,13 @@ def _pinned_source(node: ast.expr, context: Context) -> bool:
         return False
     if isinstance(node.func, ast.Attribute) and node.func.attr == "pin_memory":
         return True
-    return is_true(keyword(node, "pin_memory"))
+    return _requested(keyword(node, "pin_memory"))
+
+
+def _requested(flag: ast.expr | None) -> bool:
+    """``non_blocking=True``, ``pin_memory=True``, or a flag the code computes (``pin_memory=self.use_pinned``,
+    ``non_blocking=not is_cpu``): asked for wherever it can be had (where it cannot, there is no device)."""
+    return flag is not None and not (isinstance(flag, ast.Constant) and not flag.value)
 
 
 @register("host-to-device", ast.Call, takes_argument=True)
@@ -113,7 +119,7 @@ def detect_host_to_device(node: ast.AST, context: Context, rule: Rule, argument:
         target = _target_confidence(device, context) if device is not None else None
     if target is None:
         return None
-    if is_true(keyword(call, "non_blocking")):
+    if _requested(keyword(call, "non_blocking")):
         if _pinned_source(receiver, context):
             return None
         target = Confidence.LOW  # pageable memory: the copy is staged through the driver first
@@ -126,7 +132,7 @@ def detect_copy_into(node: ast.AST, context: Context, rule: Rule, argument: str 
     """``dst.copy_(src)`` without ``non_blocking=True`` between host and device, into the side the argument
     names: ``copy-into:device`` (``device_buf.copy_(host_tensor)``), ``copy-into:host`` (the reverse)."""
     found = method_call(node, "copy_")
-    if found is None or not found[1].args or is_true(keyword(found[1], "non_blocking")):
+    if found is None or not found[1].args or _requested(keyword(found[1], "non_blocking")):
         return None
     destination, source = context.where(found[0]), context.where(found[1].args[0])
     into_host = argument == "host"

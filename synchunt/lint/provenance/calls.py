@@ -277,6 +277,8 @@ def _torch_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: in
     if name in FACTORIES or short in FACTORIES:
         if device is not None:
             return device_where(c, device, scope, line)
+        if any(item.arg is None for item in node.keywords):
+            return Where.TENSOR  # `torch.full(shape, v, **cuda_kwargs)`: the device may be among them
         if is_true(keyword(node, "pin_memory")):
             return Where.CPU
         if node.args and (name.endswith("_like") or name in _COPIES):

@@ -1,0 +1,141 @@
+"""The files linted together as one program: a sync in a function nothing calls never runs as shipped, so its
+finding is lowered to low confidence, saying why; whatever may be called from elsewhere stays reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synchunt.findings import Confidence
+from synchunt.lint import lint_files, lint_paths
+from synchunt.lint.program import ProgramIndex, summarize_file, unreached
+from synchunt.lint.program.names import module_aliases, module_name
+
+PACKAGE = {
+    "__init__.py": "from .api import serve\n",
+    "api.py": '''
+import concurrent.futures
+
+from . import ops
+
+
+def serve(batch):
+    return ops.step(batch)
+
+
+def _debug_dump(t):
+    print(t.tolist())
+
+
+def submit(pool: concurrent.futures.Executor, t):
+    return pool.submit(ops.callback, t), getattr(ops, "by_name")(t)
+''',
+    "ops.py": '''
+import torch
+
+
+def step(t: torch.Tensor):
+    return t.sum().item()
+
+
+def legacy(t: torch.Tensor):
+    return torch.nonzero(t)
+
+
+def callback(t: torch.Tensor):
+    return t.cpu()
+
+
+def by_name(t: torch.Tensor):
+    return t.tolist()
+
+
+class Base:
+    def run(self, t):
+        return self.hook(t)
+
+    def hook(self, t):
+        return t
+
+
+class Impl(Base):
+    def hook(self, t: torch.Tensor):
+        return t.item()
+
+
+class Layer(torch.nn.Module):
+    def extra(self, t: torch.Tensor):
+        return t.cpu()
+''',
+    "cli.py": '''
+import torch
+
+from pkg.ops import step
+
+
+def main(t: torch.Tensor):
+    return step(t) + t.max().item()
+''',
+}
+
+
+def _package(root: Path) -> Path:
+    package = root / "pkg"
+    package.mkdir()
+    for name, text in PACKAGE.items():
+        (package / name).write_text(text)
+    (root / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    return package
+
+
+def _by_function(findings) -> dict[str, tuple[str, str]]:
+    return {finding.scope: (finding.confidence.value, finding.message) for finding in findings}
+
+
+def test_what_nothing_calls_is_lowered_and_says_why(tmp_path):
+    package = _package(tmp_path)
+    found = _by_function(lint_paths([package]))
+    assert found["legacy"][0] == "low" and "nothing in the files linted calls `legacy`" in found["legacy"][1]
+    assert found["_debug_dump"][0] == "low"
+    for reached in ("step", "callback", "by_name", "Impl.hook", "Layer.extra", "main"):
+        assert found[reached][0] == "medium", reached  # called, handed on, looked up, overriding, framework, entry
+    unreached_findings = [f for f in lint_paths([package]) if f.scope == "legacy"]
+    assert unreached_findings[0].context == "cold" and unreached_findings[0].severity.value == "note"
+
+
+def test_the_default_output_leaves_them_out_and_one_file_alone_keeps_them(tmp_path):
+    package = _package(tmp_path)
+    default = {finding.scope for finding in lint_files([package], min_confidence=Confidence.MEDIUM).findings}
+    assert "legacy" not in default and "step" in default
+    alone = _by_function(lint_paths([package / "ops.py"]))  # a pre-commit hook on one file: no program
+    assert alone["legacy"][0] == "medium"
+
+
+def test_a_library_linted_alone_has_no_unreached_code(tmp_path):
+    """Modules no other module imports are entry points (scripts, or a library's API used from elsewhere)."""
+    library = tmp_path / "lib"
+    library.mkdir()
+    (library / "a.py").write_text("import torch\n\ndef f(t: torch.Tensor):\n    return t.item()\n")
+    (library / "b.py").write_text("import torch\n\ndef g(t: torch.Tensor):\n    return t.cpu()\n")
+    assert {finding.confidence for finding in lint_paths([library])} == {Confidence.MEDIUM}
+
+
+def test_index_resolves_calls_through_imports_and_reexports(tmp_path):
+    package = _package(tmp_path)
+    summaries = [summarize_file(__import__("ast").parse(path.read_text()), str(path)) for path in package.glob("*.py")]
+    index = ProgramIndex([summary for summary in summaries if summary is not None])
+    assert [site.caller for site in index.sites_of("pkg.ops", "step")] in (["serve", "main"], ["main", "serve"])
+    assert index.closed("pkg.ops", "legacy") and not index.closed("pkg.ops", "callback")
+    assert ("pkg.api", "serve") in index.exported  # `from .api import serve` in the package's __init__
+    # `Base.run` has no caller, so neither has the `Base.hook` it calls (`Impl.hook` overrides it: a root)
+    assert unreached(index) == {("pkg.ops", "legacy"), ("pkg.api", "_debug_dump"), ("pkg.ops", "Base.run"),
+                                ("pkg.ops", "Base.hook")}
+
+
+def test_namespace_packages_give_longer_names(tmp_path):
+    path = tmp_path / "proj" / "ns" / "pkg" / "mod.py"
+    path.parent.mkdir(parents=True)
+    (path.parent / "__init__.py").write_text("")
+    path.write_text("")
+    (tmp_path / "proj" / "setup.py").write_text("")
+    assert module_name(path) == ("pkg.mod", False)
+    assert module_aliases(path) == ["ns.pkg.mod"]  # `ns` has no __init__.py; the project root ends the names
