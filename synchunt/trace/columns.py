@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from itertools import compress, repeat
-from operator import attrgetter, is_not
+from itertools import compress
+from operator import attrgetter, countOf
 from typing import Any
 
 import msgspec
@@ -73,9 +73,9 @@ def reduce_fast(events: list[Any], fields: FieldSet = ALL_FIELDS) -> ColumnChunk
             numeric[key] = rows_read.fill(key, lambda chosen, k=key: _int_column(chosen, _ARG_GETTERS[k]), complete,
                                           np.full(n, -1, dtype=np.int64))
     stack = _ARG_GETTERS["call_stack"]
-    # Torch 2 writes no "Call stack" argument (stacks are python_function events): a scan to the first one found
-    # costs less than coding a column of nothing.
-    has_stacks = any(map(is_not, map(stack, complete), repeat(None)))
+    # Torch 2 writes no "Call stack" argument (stacks are python_function events): a count of the missing ones (one
+    # loop in C) costs less than coding a column of nothing.
+    has_stacks = countOf(map(stack, complete), None) != n
     coded["call_stack"] = _code(map(stack, complete), n) if has_stacks else Coded(np.full(n, -1, np.int32), [])
     coded["sync_kind"] = rows_read.coded(
         "sync_kind", lambda chosen: _code(map(_ARG_GETTERS["sync_kind"], chosen), len(chosen)), complete)
