@@ -86,8 +86,8 @@ def decode_range(path: Path, start: int, stop: int, boundary: bytes, fields: Fie
     next range's first event does; with ``spill_to`` (a folder), written to a file there (`Spilled`).
     Module-level: worker processes run it."""
     splitter = EventSplitter.primed(boundary, slice_bytes=slice_bytes)
-    stream = ByteStream(path, reuse=True, block_bytes=WINDOW_BYTES, start=start, stop=stop)
-    chunks = [decode_slice(view, fields) for block in stream for view in splitter.views(block)]
+    with ByteStream(path, block_bytes=WINDOW_BYTES, start=start, stop=stop) as stream:
+        chunks = [decode_slice(view, fields) for view in splitter.read(stream)]
     rest = splitter.rest()
     if rest is not None:
         chunks.append(decode_slice(rest, fields))
