@@ -154,8 +154,8 @@ class Trace:
         """Each event's (pid, tid) as a code into the distinct pairs (numbered in the order of the ids' codes),
         and the pairs."""
         keys, pair_of = _lane_keys(self.table)
-        distinct, codes = compact(keys)
-        return codes.reshape(-1).astype(np.int64, copy=False), [pair_of(key) for key in distinct.tolist()]
+        distinct, codes = compact(keys, _index_dtype(len(keys)))
+        return codes.reshape(-1), [pair_of(key) for key in distinct.tolist()]
 
     def thread_name(self, pid: Any, tid: Any) -> str:
         try:
@@ -194,9 +194,15 @@ def _lane_keys(table: EventTable) -> tuple[np.ndarray, Callable[[int], Any]]:
     pid_codes, pids = table.id_codes("pid")
     tid_codes, tids = table.id_codes("tid")
     width = max(len(tids), 1)
-    keys = pid_codes * width
+    keys = pid_codes.astype(_index_dtype(max(len(pids), 1) * width))  # the codes may be int8: no overflow
+    keys *= width
     keys += tid_codes
     return keys, lambda key: (pids[key // width], tids[key % width])
+
+
+def _index_dtype(count: int) -> Any:
+    """The integer type for codes below ``count``: int32 where it holds them (half the memory of int64)."""
+    return np.int32 if count < 2**31 else np.int64
 
 
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
