@@ -198,15 +198,20 @@ def merge(chunks: list[ColumnChunk], fields: FieldSet = ALL_FIELDS) -> dict[str,
 
 
 def _merge_coded(parts: list[Coded], normalize: dict[str, str] | None) -> tuple[np.ndarray, list[Any]]:
+    """Each part's codes re-coded into one vocabulary, written in place into the column (no part copied twice)."""
     index: dict[Any, int] = {}
-    recoded = []
+    codes = np.empty(sum(len(part.codes) for part in parts), dtype=np.int32)
+    start = 0
     for part in parts:
-        if not len(part.codes):
-            continue
-        values = [normalize.get(v, v) for v in part.values] if normalize else part.values
-        mapping = np.array([index.setdefault(v, len(index)) for v in values] + [-1], dtype=np.int32)
-        recoded.append(mapping[part.codes])  # code -1 picks the trailing -1: missing stays missing
-    codes = (recoded[0] if len(recoded) == 1 else np.concatenate(recoded)) if recoded else np.zeros(0, np.int32)
+        stop = start + len(part.codes)
+        if part.values:
+            values = [normalize.get(v, v) for v in part.values] if normalize else part.values
+            mapping = np.array([index.setdefault(v, len(index)) for v in values] + [-1], dtype=np.int32)
+            # code -1 wraps to the trailing -1: missing stays missing
+            np.take(mapping, part.codes, out=codes[start:stop], mode="wrap")
+        else:
+            codes[start:stop] = -1  # no values: every row missing
+        start = stop
     return codes, list(index)
 
 
