@@ -140,7 +140,12 @@ def entry() -> None:
     a harness)."""
     from synchunt.process import collector_for
 
-    with collector_for(_command(sys.argv)):
+    command = _command(sys.argv)
+    if command == "analyze":  # before anything heavy loads (main imports typer and numpy): synchunt.cli.prefetch
+        from synchunt.cli.prefetch import prefetch_trace_digests
+
+        prefetch_trace_digests(sys.argv[sys.argv.index(command) + 1:])
+    with collector_for(command):
         main()
 
 
