@@ -2,7 +2,8 @@
 
 An entry holds a trace's event columns (containment tree included), thread table, metadata and partial-read
 note. Its key is a hash of the file's whole content (xxh3-128 over every byte: about 0.04 s for a 240 MB trace
-in the page cache), with synchunt's version, the cache format and the field set decoded: a trace with other
+in the page cache, which the console script starts in the background before it loads numpy:
+`synchunt.digests`), with synchunt's version, the cache format and the field set decoded: a trace with other
 bytes misses, whatever its size and modification time say (a copy that keeps times, a regenerated trace of
 equal length), and a trace touched or copied with the same bytes still hits. The file is hashed before it is
 decoded and again after: an entry is written only when the two agree, so a trace rewritten during its decode
