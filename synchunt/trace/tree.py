@@ -114,8 +114,7 @@ def _lane_sweep(start: np.ndarray, end: np.ndarray, eps: float) -> tuple[np.ndar
 def _lane_vectorized(start: np.ndarray, end: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray] | None:
     """One lane (sorted by start) in numpy; None when the lane needs the sweep (see the module docstring)."""
     m = len(start)
-    index = np.arange(m, dtype=np.int64)
-    ends_after = index + 1
+    ends_after = np.arange(1, m + 1, dtype=_index_type(m + 1))
     # An event that ends before the next one starts (a leaf: most events) pops at the next one; the binary search
     # is left to the others.
     searched = np.flatnonzero(start[1:] < end[:-1])
@@ -137,20 +136,23 @@ def _tree_of(pop: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]
     """Parent and depth from each event's pop, and the events per depth (`_levels`); None when some pop would
     leave a hole in the stack."""
     m = len(pop)
-    index = np.arange(m, dtype=np.int64)
+    kind = _index_type(m + 1)
+    index = np.arange(m, dtype=kind)
     # Events still open at k, below it: k minus the events popped at or before k (every pop lies past its event,
     # in 1..m, so a count per pop and a running sum give them without sorting).
-    depth = index - np.cumsum(np.bincount(pop, minlength=m + 1)[:m])
+    depth = index - np.cumsum(np.bincount(pop, minlength=m + 1)[:m], dtype=kind)
     order, levels = _levels(depth)
     if any(len(level) == 0 for level in levels):
         return None  # a depth with no event: the pops left holes
     parent = _latest_one_level_up(depth, order)
-    popped = np.flatnonzero(pop < m)
+    # Each pop must remove a top slice of the stack: every event popped by k lies above k's parent. An event that
+    # pops at the next one (a leaf) always does (that next one is not its child), so only the others are checked.
+    index += 1
+    popped = np.flatnonzero((pop < m) & (pop != index))
     if len(popped):
-        # Each pop must remove a top slice of the stack: every event popped by k lies above k's parent.
         targets = pop[popped]
-        lowest = np.full(m, m, dtype=np.int64)
-        np.minimum.at(lowest, targets, popped)
+        lowest = np.full(m, m, dtype=kind)
+        np.minimum.at(lowest, targets, popped.astype(kind))
         hit = np.flatnonzero(lowest < m)
         if np.any(parent[hit] >= lowest[hit]):
             return None
@@ -166,16 +168,22 @@ def _latest_one_level_up(depth: np.ndarray, order: np.ndarray) -> np.ndarray:
     one level up lies between them, else the depth would have risen through their level between them): a running
     maximum along ``order`` carries each level's parents forward, with no search."""
     m = len(depth)
-    own = np.empty(m, dtype=np.int64)  # the parent where the event before says it, else -2 (inherited)
+    kind = _index_type(m)
+    own = np.empty(m, dtype=kind)  # the parent where the event before says it, else -2 (inherited)
     own[0] = -1
-    own[1:] = np.where(depth[1:] > depth[:-1], np.arange(m - 1), -2)
+    own[1:] = np.where(depth[1:] > depth[:-1], np.arange(m - 1, dtype=kind), -2)
     own[depth == 0] = -1
     in_order = own[order]
-    carried = np.where(in_order != -2, np.arange(m), 0)  # each level starts with a first child or a root
+    carried = np.where(in_order != -2, np.arange(m, dtype=kind), 0)  # each level starts with a first child or a root
     np.maximum.accumulate(carried, out=carried)
-    parent = np.empty(m, dtype=np.int64)
+    parent = np.empty(m, dtype=kind)
     parent[order] = in_order[carried]
     return parent
+
+
+def _index_type(count: int) -> type:
+    """int32 for positions below ``count`` where it holds them: half the memory of int64 on every pass."""
+    return np.int32 if count < 2**31 else np.int64
 
 
 def _levels(depth: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
