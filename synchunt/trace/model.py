@@ -298,7 +298,10 @@ def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
         pid, tid, ts, dur = pid[rows], tid[rows], ts[rows], dur[rows]
     pid_codes = _lane_ids(pid)  # the ids may be given as codes already
     tid_codes = _lane_ids(tid)
-    lane = pid_codes.astype(np.int64) * (int(tid_codes.max()) + 1) + tid_codes
+    width = int(tid_codes.max()) + 1
+    lane = pid_codes.astype(_index_dtype((int(pid_codes.max()) + 1) * width))
+    lane *= width
+    lane += tid_codes
     return containment(lane, ts, dur, eps=1.0 if integer_times else 0.01, rows=rows, size=len(host))
 
 
