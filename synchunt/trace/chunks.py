@@ -117,14 +117,18 @@ class EventSplitter:
         return memoryview(self._buffer)[self._size:self._size + count]
 
     def commit(self, count: int) -> Iterator[memoryview]:
-        """Take the ``count`` bytes written into `space` as the stream's next; each whole slice they complete."""
+        """Take the ``count`` bytes written into `space` as the stream's next (at once); each whole slice they
+        complete."""
         self._size += count
         if not self.found:
             self._settle()
             found = self._find_array()
             self._size = len(self._buffer)
             if not found:
-                return
+                return iter(())
+        return self._cuts()
+
+    def _cuts(self) -> Iterator[memoryview]:
         if self.boundary is None:
             return
         start = 0
