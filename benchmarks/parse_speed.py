@@ -7,7 +7,8 @@ own baseline (the fields synchunt keeps, ``args`` decoded into a struct) and the
 ``msgspec.Raw``: the floor under any decoder that must find each event's fields) — and synchunt's analysis
 decode (what ``analyze`` decodes: the ``analysis`` field set, columns and containment tree) in one process and
 with 2 workers, and the full load_trace (every field). Two cores bound the 2-worker figure, so the strict decode
-is also run on the file's two halves in 2 processes: its own scaling on this machine, in the same run. Prints
+is also run on the file's two halves in 2 processes (forked for each run, as synchunt's workers are): its own
+scaling on this machine, in the same run. Prints
 medians with their spread (min-max), the ratios of the goals (docs/benchmarks.md) and the load average.
 
     python benchmarks/parse_speed.py [--events 1000000] [--repeats 3] [--source TRACE] [--trace FILE]
@@ -66,6 +67,14 @@ def halves(path: Path, scratch: Path) -> list[Path]:
     return out
 
 
+def strict_in_two_processes(split: list[Path]) -> list[int]:
+    """The strict decode of the two halves in two forked processes, started for this call and gone after it, as
+    synchunt's workers are: a pool kept alive between calls would hold three threads in this process, and
+    synchunt starts no forked worker beside a thread (synchunt.executor: it spawns a fresh interpreter instead)."""
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        return pool.map(strict_decode, split, chunksize=1)
+
+
 def timed(fn) -> float:
     start = time.perf_counter()
     fn()
@@ -98,7 +107,6 @@ def main() -> None:
         count = None if args.trace else build_big_trace(args.source, args.events, path)
         size_mb = path.stat().st_size / 1e6
         split = halves(path, Path(scratch))
-        pool = multiprocessing.get_context("fork").Pool(2)
         contenders = {"json.loads": lambda: json.loads(path.read_bytes())}
         if orjson is not None:
             contenders["orjson.loads"] = lambda: orjson.loads(path.read_bytes())
@@ -106,7 +114,7 @@ def main() -> None:
             "bare msgspec (args decoded)": lambda: bare_decode(path),
             "strict msgspec (args raw)": lambda: strict_decode(path),
             "strict, 2 halves, 1 process": lambda: [strict_decode(p) for p in split],
-            "strict, 2 halves, 2 processes": lambda: pool.map(strict_decode, split, chunksize=1),
+            "strict, 2 halves, 2 processes": lambda: strict_in_two_processes(split),
             "analysis decode": lambda: load_trace(path, analysis),
             "analysis decode, 2 workers": lambda: load_trace(path, pair),
             "load_trace (every field)": lambda: load_trace(path),
@@ -115,7 +123,6 @@ def main() -> None:
         for _ in range(args.repeats):
             for name, fn in contenders.items():  # interleaved so machine noise hits every contender alike
                 times[name].append(timed(fn))
-        pool.close()
     events = f"{count:,} events, " if count is not None else f"{path.name}, "
     print(f"{events}{size_mb:.0f} MB of JSON, {args.repeats} repeats (median, min-max)")
     median = {name: statistics.median(samples) for name, samples in times.items()}

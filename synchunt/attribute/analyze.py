@@ -178,6 +178,8 @@ def _scope_names(trace: Trace) -> tuple[str, ...]:
     """The ``record_function`` scopes that enclose at least one event: a filter on an empty one has nothing to
     judge, so it is refused like a scope the trace does not have."""
     is_scope = trace.in_categories((vocab.USER_ANNOTATION,))
+    if not is_scope.any():  # no scope at all: nothing to climb (nor the parent column to read)
+        return ()
     parents = trace.column("parent")
     encloses = np.zeros(len(trace), dtype=bool)
     # Every parent of an event that is not a scope encloses an event; so does every ancestor of such a parent,

@@ -95,13 +95,13 @@ def main() -> None:
         _list_commands()
     import typer
 
-    from synchunt.process import TRACE_COMMANDS, numpy_without_huge_page_advice
+    from synchunt.process import TRACE_COMMANDS, load_numpy_tuned
 
     clicks = _click_exceptions()
     command = _command(sys.argv)
     try:
         if command in TRACE_COMMANDS:
-            numpy_without_huge_page_advice()
+            load_numpy_tuned()
         app = _application(command) if module_of(command) else _listing()
         code = app(standalone_mode=False)
     except SynchuntError as error:
@@ -140,7 +140,12 @@ def entry() -> None:
     a harness)."""
     from synchunt.process import collector_for
 
-    with collector_for(_command(sys.argv)):
+    command = _command(sys.argv)
+    if command == "analyze":  # before anything heavy loads (main imports typer and numpy): synchunt.cli.prefetch
+        from synchunt.cli.prefetch import prefetch_trace_digests
+
+        prefetch_trace_digests(sys.argv[sys.argv.index(command) + 1:])
+    with collector_for(command):
         main()
 
 

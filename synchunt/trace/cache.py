@@ -2,7 +2,8 @@
 
 An entry holds a trace's event columns (containment tree included), thread table, metadata and partial-read
 note. Its key is a hash of the file's whole content (xxh3-128 over every byte: about 0.04 s for a 240 MB trace
-in the page cache), with synchunt's version, the cache format and the field set decoded: a trace with other
+in the page cache, which the console script starts in the background before it loads numpy:
+`synchunt.digests`), with synchunt's version, the cache format and the field set decoded: a trace with other
 bytes misses, whatever its size and modification time say (a copy that keeps times, a regenerated trace of
 equal length), and a trace touched or copied with the same bytes still hits. The file is hashed before it is
 decoded and again after: an entry is written only when the two agree, so a trace rewritten during its decode
@@ -18,7 +19,6 @@ numpy and msgspec is imported.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from synchunt.digests import content_digest
 from synchunt.trace.model import Trace
 from synchunt.trace.schema import ALL_FIELDS, FieldSet
 from synchunt.trace.source import PartialRead
@@ -37,7 +38,6 @@ SUFFIX = ".columns"
 _OLD_SUFFIXES = (".parquet",)  # entries of earlier formats: never hit again, pruned like the others
 _MAGIC = b"SYNCHUNT-COLUMNS"
 _ALIGN = 64
-_READ_BYTES = 1 << 20  # the hash's read buffer: fits the CPU cache (4-8 MiB buffers hash slower)
 _STORED_ARRAYS = tuple(k for k in (*FLOATS, *INTS) if k != "end")  # end = ts + dur, recomputed on read
 
 
@@ -49,25 +49,15 @@ def default_cache_dir() -> Path:
     return Path(base) / "synchunt" / "traces"
 
 
-def content_digest(path: Path) -> str:
-    """xxh3-128 of every byte of the file (read into one reused buffer: no memory beyond it)."""
-    import xxhash
-
-    digest = xxhash.xxh3_128()
-    buffer = bytearray(_READ_BYTES)
-    with memoryview(buffer) as view, path.open("rb", buffering=0) as handle:
-        while count := handle.readinto(buffer):
-            digest.update(view[:count])
-    return digest.hexdigest()
-
-
 def cache_key(path: Path, fields: FieldSet = ALL_FIELDS) -> str:
     """The hash of the file's whole content, with synchunt's version, the cache format and the field set
     decoded (nothing of the file's size, times or name: the same bytes are the same trace)."""
+    import xxhash
+
     from synchunt import __version__
 
-    decoder = hashlib.blake2b(f"{__version__}|{CACHE_FORMAT}|{fields.key}".encode(), digest_size=8)
-    return f"{content_digest(path)}-{decoder.hexdigest()}"
+    decoder = xxhash.xxh3_64_hexdigest(f"{__version__}|{CACHE_FORMAT}|{fields.key}".encode())
+    return f"{content_digest(path)}-{decoder}"
 
 
 class TraceCache:
@@ -146,9 +136,11 @@ def _entry_format() -> str:
     """The format version: a hash of what shapes an entry (the column list, which columns are stored, the
     header's fields and types, the magic and alignment), so that a change to any of them is a new format without
     anyone bumping a number."""
+    import xxhash
+
     shape = (COLUMNS, _STORED_ARRAYS, msgspec.structs.fields(_Header), msgspec.structs.fields(_Layout), _MAGIC,
              _ALIGN)
-    return hashlib.blake2b(repr(shape).encode(), digest_size=6).hexdigest()
+    return xxhash.xxh3_64_hexdigest(repr(shape).encode())[:12]
 
 
 CACHE_FORMAT = _entry_format()

@@ -21,7 +21,9 @@ and a tab, one line (compact: one slice), a bare array, and each of them cut mid
 before the first event becomes ``[``, the comma after the last ``]``): decoding in this process copies nothing.
 A view is valid until the next one is asked for, and nothing should keep a reference into it (msgspec's ``Raw``
 values must be turned into bytes first); when something does, the splitter leaves that buffer to it and goes on
-in a copy.
+in a copy. The buffer keeps its size from slice to slice (what follows the last cut moves to its front), and a
+source can read straight into its free end (`space`, then `commit`): a buffer shrunk after each slice and grown
+again block by block cost more than the reads (the allocator's copies and fresh pages).
 """
 
 from __future__ import annotations
@@ -29,10 +31,14 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from synchunt.trace.schema import METADATA_DECODER
+
+if TYPE_CHECKING:
+    from synchunt.trace.source import ByteStream
 
 SLICE_BYTES = 8 << 20
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
@@ -61,6 +67,7 @@ class EventSplitter:
         self.boundary: bytes | None = None  # newline + indent + '{', once the layout is known
         self.found = False  # the event array's opening bracket was seen
         self._buffer = bytearray()
+        self._size = 0  # the bytes of the buffer in use (past them: room for the next block)
         self._searched = 0
 
     @classmethod
@@ -74,6 +81,7 @@ class EventSplitter:
     def rest(self) -> bytes | None:
         """The whole events left in the buffer as one JSON array (a byte range that ends where an event
         starts), or None when only whitespace is left."""
+        self._settle()
         if not self._buffer.strip(_WHITESPACE):
             return None
         return self._slice(0, len(self._buffer))
@@ -88,14 +96,44 @@ class EventSplitter:
 
     def views(self, block: bytes | memoryview) -> Iterator[memoryview]:
         """Append a block; each whole slice it completes, as a JSON array in place (see the module docstring)."""
-        self._buffer += block
-        if not self.found and not self._find_array():
-            return
+        with self.space(len(block)) as room:
+            room[:len(block)] = block
+        return self.commit(len(block))
+
+    def read(self, stream: ByteStream) -> Iterator[memoryview]:
+        """Each whole slice of ``stream``, its blocks read straight into the buffer (`views` without a copy)."""
+        while True:
+            with self.space(stream.block_bytes) as room:
+                count = stream.read_into(room)
+            if not count:
+                return
+            yield from self.commit(count)
+
+    def space(self, count: int) -> memoryview:
+        """Room for ``count`` more bytes at the end of the buffer, to write the next block into (then `commit`
+        it). Release the view before committing."""
+        if len(self._buffer) < self._size + count:
+            self._buffer.extend(bytes(self._size + count - len(self._buffer)))
+        return memoryview(self._buffer)[self._size:self._size + count]
+
+    def commit(self, count: int) -> Iterator[memoryview]:
+        """Take the ``count`` bytes written into `space` as the stream's next (at once); each whole slice they
+        complete."""
+        self._size += count
+        if not self.found:
+            self._settle()
+            found = self._find_array()
+            self._size = len(self._buffer)
+            if not found:
+                return iter(())
+        return self._cuts()
+
+    def _cuts(self) -> Iterator[memoryview]:
         if self.boundary is None:
             return
         start = 0
         while True:  # cut at the first event start past each slice_bytes
-            cut = self._buffer.find(self.boundary, start + self.slice_bytes)
+            cut = self._buffer.find(self.boundary, start + self.slice_bytes, self._size)
             if cut < 0:
                 break
             view = self._array_view(start, cut)
@@ -103,15 +141,33 @@ class EventSplitter:
             with contextlib.suppress(BufferError):  # still read in place: see below
                 view.release()
             start = cut
-        try:
-            del self._buffer[:start]
-        except BufferError:
+        if start:
+            self._move_to_front(start)
+
+    def _move_to_front(self, start: int) -> None:
+        """Drop the bytes before ``start``: the rest moves to the front of the same buffer."""
+        rest = self._size - start
+        if _exported(self._buffer):
             # Something still reads a slice in place (decoded values kept alive by a frame that a debugger or a
             # sampling profiler holds): that buffer is left to it, and the splitter goes on in a copy.
-            self._buffer = self._buffer[start:]
+            self._buffer = bytearray(memoryview(self._buffer)[start:self._size])
+        else:
+            with memoryview(self._buffer) as whole:
+                whole[:rest] = whole[start:self._size]
+        self._size = rest
+
+    def _settle(self) -> None:
+        """The buffer cut to the bytes in use, for the steps that read all of it (the head, the end)."""
+        if len(self._buffer) == self._size:
+            return
+        if _exported(self._buffer):
+            self._buffer = bytearray(memoryview(self._buffer)[:self._size])
+        else:
+            del self._buffer[self._size:]
 
     def finish(self) -> Ending:
         """After the last block: the remaining slices and the tail, or what can be kept of a cut stream."""
+        self._settle()
         if not self.found:
             self._find_array(final=True)
         if not self.found:
@@ -129,7 +185,7 @@ class EventSplitter:
 
     def remainder(self) -> bytes:
         """The unsplit bytes (everything, when the event array was never found)."""
-        return bytes(self._buffer)
+        return bytes(memoryview(self._buffer)[:self._size])
 
     def _find_array(self, final: bool = False) -> bool:
         buffer = self._buffer
@@ -225,3 +281,13 @@ class EventSplitter:
             if position < 0:
                 return
             yield self._slice(0, position + 1)
+
+
+def _exported(buffer: bytearray) -> bool:
+    """Whether something still reads the buffer in place: a bytearray cannot change size while it is exported."""
+    try:
+        buffer.append(0)
+    except BufferError:
+        return True
+    del buffer[-1]
+    return False

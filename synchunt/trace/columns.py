@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from itertools import compress, repeat
-from operator import attrgetter, is_not
+from itertools import compress
+from operator import attrgetter, countOf
 from typing import Any
 
 import msgspec
@@ -73,9 +73,9 @@ def reduce_fast(events: list[Any], fields: FieldSet = ALL_FIELDS) -> ColumnChunk
             numeric[key] = rows_read.fill(key, lambda chosen, k=key: _int_column(chosen, _ARG_GETTERS[k]), complete,
                                           np.full(n, -1, dtype=np.int64))
     stack = _ARG_GETTERS["call_stack"]
-    # Torch 2 writes no "Call stack" argument (stacks are python_function events): a scan to the first one found
-    # costs less than coding a column of nothing.
-    has_stacks = any(map(is_not, map(stack, complete), repeat(None)))
+    # Torch 2 writes no "Call stack" argument (stacks are python_function events): a count of the missing ones (one
+    # loop in C) costs less than coding a column of nothing.
+    has_stacks = countOf(map(stack, complete), None) != n
     coded["call_stack"] = _code(map(stack, complete), n) if has_stacks else Coded(np.full(n, -1, np.int32), [])
     coded["sync_kind"] = rows_read.coded(
         "sync_kind", lambda chosen: _code(map(_ARG_GETTERS["sync_kind"], chosen), len(chosen)), complete)
@@ -198,15 +198,20 @@ def merge(chunks: list[ColumnChunk], fields: FieldSet = ALL_FIELDS) -> dict[str,
 
 
 def _merge_coded(parts: list[Coded], normalize: dict[str, str] | None) -> tuple[np.ndarray, list[Any]]:
+    """Each part's codes re-coded into one vocabulary, written in place into the column (no part copied twice)."""
     index: dict[Any, int] = {}
-    recoded = []
+    codes = np.empty(sum(len(part.codes) for part in parts), dtype=np.int32)
+    start = 0
     for part in parts:
-        if not len(part.codes):
-            continue
-        values = [normalize.get(v, v) for v in part.values] if normalize else part.values
-        mapping = np.array([index.setdefault(v, len(index)) for v in values] + [-1], dtype=np.int32)
-        recoded.append(mapping[part.codes])  # code -1 picks the trailing -1: missing stays missing
-    codes = (recoded[0] if len(recoded) == 1 else np.concatenate(recoded)) if recoded else np.zeros(0, np.int32)
+        stop = start + len(part.codes)
+        if part.values:
+            values = [normalize.get(v, v) for v in part.values] if normalize else part.values
+            mapping = np.array([index.setdefault(v, len(index)) for v in values] + [-1], dtype=np.int32)
+            # code -1 wraps to the trailing -1: missing stays missing
+            np.take(mapping, part.codes, out=codes[start:stop], mode="wrap")
+        else:
+            codes[start:stop] = -1  # no values: every row missing
+        start = stop
     return codes, list(index)
 
 

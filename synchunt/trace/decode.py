@@ -76,7 +76,7 @@ def decode(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, pool: Executor | N
 def _streamed(path: Path, max_bytes: int, pool: Executor, task: Any, slice_bytes: int,
               fields: FieldSet) -> DecodedTrace:
     # Blocks much smaller than a slice: after each cut only the tail of one block is left to move up.
-    stream = ByteStream(path, max_bytes=max_bytes, reuse=True, block_bytes=READ_BYTES)
+    stream = ByteStream(path, max_bytes=max_bytes, block_bytes=READ_BYTES)
     return _stream_to_end(path, stream, EventSplitter(slice_bytes), pool, task, fields, [])
 
 
@@ -91,7 +91,7 @@ def _ranged(path: Path, ranges: ranges_module.RangePlan, size: int, max_bytes: i
         earlier = [pool.submit(ranges_module.decode_range, path, a, b, ranges.boundary, fields, slice_bytes,
                                spill_to) for a, b in theirs]
         task.advance(start)  # the workers' share, counted as read: this process reads from `start` on
-        stream = ByteStream(path, max_bytes=max_bytes, reuse=True, block_bytes=READ_BYTES, start=start)
+        stream = ByteStream(path, max_bytes=max_bytes, block_bytes=READ_BYTES, start=start)
         splitter = EventSplitter.primed(ranges.boundary, ranges.head, slice_bytes)
         return _stream_to_end(path, stream, splitter, Executor(), task, fields, earlier)
     finally:
@@ -115,10 +115,12 @@ def _stream_to_end(path: Path, stream: ByteStream, splitter: EventSplitter, pool
 
     def slices() -> Iterator[bytes | memoryview]:
         reported = stream.compressed_read
-        for block in stream:
-            task.advance(stream.compressed_read - reported)
-            reported = stream.compressed_read
-            yield from splitter.views(block)
+        with stream:
+            for view in splitter.read(stream):
+                task.advance(stream.compressed_read - reported)
+                reported = stream.compressed_read
+                yield view
+        task.advance(stream.compressed_read - reported)
         ending = splitter.finish()
         endings.append(ending)
         yield from ending.slices

@@ -154,8 +154,8 @@ class Trace:
         """Each event's (pid, tid) as a code into the distinct pairs (numbered in the order of the ids' codes),
         and the pairs."""
         keys, pair_of = _lane_keys(self.table)
-        distinct, codes = compact(keys)
-        return codes.reshape(-1).astype(np.int64, copy=False), [pair_of(key) for key in distinct.tolist()]
+        distinct, codes = compact(keys, _index_dtype(len(keys)))
+        return codes.reshape(-1), [pair_of(key) for key in distinct.tolist()]
 
     def thread_name(self, pid: Any, tid: Any) -> str:
         try:
@@ -194,9 +194,15 @@ def _lane_keys(table: EventTable) -> tuple[np.ndarray, Callable[[int], Any]]:
     pid_codes, pids = table.id_codes("pid")
     tid_codes, tids = table.id_codes("tid")
     width = max(len(tids), 1)
-    keys = pid_codes * width
+    keys = pid_codes.astype(_index_dtype(max(len(pids), 1) * width))  # the codes may be int8: no overflow
+    keys *= width
     keys += tid_codes
     return keys, lambda key: (pids[key // width], tids[key % width])
+
+
+def _index_dtype(count: int) -> Any:
+    """The integer type for codes below ``count``: int32 where it holds them (half the memory of int64)."""
+    return np.int32 if count < 2**31 else np.int64
 
 
 def synchunt_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -243,18 +249,21 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
     """Assemble a :class:`Trace` from decoded columns (complete events, thread table, containment tree)."""
     columns = dict(decoded.columns)
     ts, dur = columns["ts"], columns["dur"]
-    # A duration of centuries is as unusable as a missing one (summed, it would overflow every total).
-    dur = np.where(np.isfinite(dur) & (np.abs(dur) <= MAX_DURATION_US), dur, 0.0)
     with np.errstate(over="ignore", invalid="ignore"):
         end = ts + dur
-    dur = np.where(np.isfinite(end), dur, 0.0)
-    columns["dur"] = dur
-    with np.errstate(invalid="ignore"):
-        keep = np.isfinite(ts) & (np.abs(ts) <= MAX_TIME_US)  # events without a usable time are dropped
-    if not keep.all():
-        columns = {key: _select(values, keep) for key, values in columns.items()}
-        ts, dur = columns["ts"], columns["dur"]
-    end = ts + dur
+    if not _all_usable(ts, dur, end):
+        # A duration of centuries is as unusable as a missing one (summed, it would overflow every total).
+        dur = np.where(np.isfinite(dur) & (np.abs(dur) <= MAX_DURATION_US), dur, 0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            end = ts + dur
+        dur = np.where(np.isfinite(end), dur, 0.0)
+        columns["dur"] = dur
+        with np.errstate(invalid="ignore"):
+            keep = np.isfinite(ts) & (np.abs(ts) <= MAX_TIME_US)  # events without a usable time are dropped
+        if not keep.all():
+            columns = {key: _select(values, keep) for key, values in columns.items()}
+            ts, dur = columns["ts"], columns["dur"]
+        end = ts + dur
     cat_codes, cat_values = columns["cat"]
     ids = {key: _coded(columns[key]) if isinstance(columns[key], tuple) else columns[key] for key in IDS}
     parent, depth = host_tree(*(_id_codes(ids[key]) for key in IDS), ts, dur,
@@ -267,23 +276,33 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
                  partial=decoded.partial)
 
 
+def _all_usable(ts: np.ndarray, dur: np.ndarray, end: np.ndarray) -> bool:
+    """Whether every time and duration is kept as it is (the usual case: checked with reductions, no copies). A
+    finite end means a finite start and duration."""
+    if ts.dtype != np.float64 or dur.dtype != np.float64:
+        return False  # converted on the way below
+    if not len(ts):
+        return True
+    return bool(np.isfinite(end).all()) and dur.min() >= -MAX_DURATION_US and dur.max() <= MAX_DURATION_US \
+        and ts.min() >= -MAX_TIME_US and ts.max() <= MAX_TIME_US
+
+
 def host_tree(pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, dur: np.ndarray,
               host: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Parent row and depth of every event: host events nest per (pid, tid); device events stand alone."""
-    parent = np.full(len(ts), -1, dtype=np.int64)
-    depth = np.zeros(len(ts), dtype=np.int64)
-    rows = np.flatnonzero(host)
-    if not len(rows):
-        return parent, depth
-    pid_codes = _lane_ids(pid[rows])  # the ids may be given as codes already
-    tid_codes = _lane_ids(tid[rows])
-    lane = pid_codes.astype(np.int64) * (int(tid_codes.max()) + 1) + tid_codes
-    host_ts = ts[rows]
+    if not host.any():
+        return np.full(len(ts), -1, dtype=np.int64), np.zeros(len(ts), dtype=np.int64)
     integer_times = bool(np.all(np.mod(ts[:1000], 1.0) == 0))
-    lane_parent, lane_depth = containment(lane, host_ts, dur[rows], eps=1.0 if integer_times else 0.01)
-    parent[rows] = np.where(lane_parent >= 0, rows[np.maximum(lane_parent, 0)], -1)
-    depth[rows] = lane_depth
-    return parent, depth
+    rows = None if host.all() else np.flatnonzero(host)  # None: a CPU-only trace, nothing to pick or scatter
+    if rows is not None:
+        pid, tid, ts, dur = pid[rows], tid[rows], ts[rows], dur[rows]
+    pid_codes = _lane_ids(pid)  # the ids may be given as codes already
+    tid_codes = _lane_ids(tid)
+    width = int(tid_codes.max()) + 1
+    lane = pid_codes.astype(_index_dtype((int(pid_codes.max()) + 1) * width))
+    lane *= width
+    lane += tid_codes
+    return containment(lane, ts, dur, eps=1.0 if integer_times else 0.01, rows=rows, size=len(host))
 
 
 def _lane_ids(values: np.ndarray) -> np.ndarray:

@@ -10,14 +10,16 @@ file is then decoded in one go, as when streamed.
 
 The columns come back the same way: a worker on this machine writes their arrays to a file in a folder this
 process made (`Spilled`: pickle's out-of-band buffers, one write) and returns only their layout, and this
-process reads them back in one read. A pickled result instead crosses a pipe that this process's result thread
-drains in pieces between the GIL switches of the decode running here: tens of milliseconds after the worker is
-done, for 20 MB of columns. A worker that cannot write the file returns the columns pickled.
+process maps that file (copy on write) instead of reading it. A pickled result instead crosses a pipe that this
+process's result thread drains in pieces between the GIL switches of the decode running here: tens of
+milliseconds after the worker is done, for 20 MB of columns. A worker that cannot write the file returns the
+columns pickled.
 """
 
 from __future__ import annotations
 
 import itertools
+import mmap
 import os
 import pickle
 from pathlib import Path
@@ -86,8 +88,8 @@ def decode_range(path: Path, start: int, stop: int, boundary: bytes, fields: Fie
     next range's first event does; with ``spill_to`` (a folder), written to a file there (`Spilled`).
     Module-level: worker processes run it."""
     splitter = EventSplitter.primed(boundary, slice_bytes=slice_bytes)
-    stream = ByteStream(path, reuse=True, block_bytes=WINDOW_BYTES, start=start, stop=stop)
-    chunks = [decode_slice(view, fields) for block in stream for view in splitter.views(block)]
+    with ByteStream(path, block_bytes=WINDOW_BYTES, start=start, stop=stop) as stream:
+        chunks = [decode_slice(view, fields) for view in splitter.read(stream)]
     rest = splitter.rest()
     if rest is not None:
         chunks.append(decode_slice(rest, fields))
@@ -110,18 +112,18 @@ def _spill(chunks: list[ColumnChunk], target: str) -> list[ColumnChunk] | Spille
 
 
 def columns_of(result: list[ColumnChunk] | Spilled) -> list[ColumnChunk]:
-    """A range's columns as `decode_range` returned them; a spilled file is read back (into writable memory)
-    and removed."""
+    """A range's columns as `decode_range` returned them; a spilled file is mapped (copy on write: writable
+    arrays, no read of the whole file into a fresh buffer) and removed. The file is this process's own, in its
+    private folder: nothing truncates it under the mapping."""
     if not isinstance(result, Spilled):
         return result
-    data = bytearray(sum(result.sizes))
-    with open(result.path, "rb", buffering=0) as handle:
-        view, read = memoryview(data), 0
-        while read < len(data):
-            count = handle.readinto(view[read:])
-            if not count:
-                raise OSError(f"{result.path}: ends after {read} of {len(data)} bytes")
-            read += count
+    total = sum(result.sizes)
+    with open(result.path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size != total:
+            raise OSError(f"{result.path}: {size} bytes where {total} were written")
+        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY) if total else bytearray()
     os.unlink(result.path)
+    view = memoryview(data)
     offsets = [0, *itertools.accumulate(result.sizes)]
     return pickle.loads(result.head, buffers=[view[a:b] for a, b in itertools.pairwise(offsets)])

@@ -75,11 +75,21 @@ def _is_blank(block: bytes | memoryview) -> bool:
 
 
 def _trailing_blanks(block: bytes | memoryview) -> int:
-    """How many bytes of JSON whitespace end ``block`` (counted up to ``MAX_BLANK_RUN``: all the run needs)."""
+    """How many bytes of JSON whitespace end ``block`` (counted up to ``MAX_BLANK_RUN``: all the run needs).
+
+    Looked for in a short tail first, then in longer ones: a block of events ends in a line's indent, and copying
+    the last megabyte to count it cost more than reading the block."""
     if not len(block) or block[-1] not in _JSON_WHITESPACE:
         return 0
-    tail = bytes(block[-MAX_BLANK_RUN:])
-    return len(tail) - len(tail.rstrip(_JSON_WHITESPACE))
+    limit = min(len(block), MAX_BLANK_RUN)
+    width = 256
+    while True:
+        width = min(width, limit)
+        tail = bytes(block[-width:])
+        kept = len(tail.rstrip(_JSON_WHITESPACE))
+        if kept or width == limit:
+            return width - kept
+        width *= 16
 
 
 class ByteStream:
@@ -103,6 +113,10 @@ class ByteStream:
         self.bytes_read = start
         self.compressed_read = start
         self.truncated = False
+        self._ranged = start > 0 or stop is not None  # a share of a plain file: never gzip
+        self._blank_run = 0  # bytes of JSON whitespace at the end of what was passed on
+        self._inflated: Iterator[bytes] | None = None  # read_into on a gzip file: its inflated blocks
+        self._plain_file: bool | None = None  # read_into: whether the file is read as it is (None: not yet known)
         check_file(path)
         try:
             self._handle = path.open("rb")
@@ -113,29 +127,69 @@ class ByteStream:
     def close(self) -> None:
         self._handle.close()
 
+    def __enter__(self) -> ByteStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __iter__(self) -> Iterator[bytes | memoryview]:
         try:
-            ranged = self.compressed_read > 0 or self.stop is not None
             first = self._read(self.block_bytes)
-            blocks = self._gunzip(first) if is_gzip_magic(first) and not ranged else self._plain(first)
-            blank_run = 0  # bytes of JSON whitespace at the end of what was passed on
-            for block in blocks:
-                self.bytes_read += len(block)
-                if self.bytes_read > self.max_bytes:
-                    raise TraceError(f"{self.path}: more than {_size(self.max_bytes)} of trace data once "
-                                     "decompressed (raise the cap to read it: --max-trace-bytes, or "
-                                     "LoadOptions.max_bytes)")
-                blank = _is_blank(block)
-                if blank and blank_run >= MAX_BLANK_RUN:
-                    continue  # padding (a whitespace bomb): JSON needs none of it, so none of it is kept
-                blank_run = blank_run + len(block) if blank else _trailing_blanks(block)
-                yield block
+            blocks = self._gunzip(first) if is_gzip_magic(first) and not self._ranged else self._plain(first)
+            yield from filter(self._take, blocks)
         finally:
             self.close()
+
+    def read_into(self, target: memoryview) -> int:
+        """The next block, written at the start of ``target`` (room for ``block_bytes``): its length, 0 once the
+        stream has ended. A plain file is read straight into ``target`` (a caller that keeps its own buffer copies
+        nothing); the caps, counts and padding rule are those of iterating."""
+        while True:
+            count = self._next_into(target)
+            if not count:
+                self.close()
+                return 0
+            if self._take(target[:count]):
+                return count
+
+    def _next_into(self, target: memoryview) -> int:
+        if self._plain_file is None:  # the first block says whether the file is gzip
+            count = self._read_into(target)
+            self._plain_file = not (is_gzip_magic(target[:count]) and not self._ranged)
+            if self._plain_file:
+                return count
+            self._inflated = self._gunzip(bytes(target[:count]))
+        if self._plain_file:
+            return self._read_into(target)
+        block = next(self._inflated, b"")  # type: ignore[arg-type]  (set with the flag above)
+        target[:len(block)] = block
+        return len(block)
+
+    def _take(self, block: bytes | memoryview) -> bool:
+        """Count a block read; False for padding that is dropped."""
+        self.bytes_read += len(block)
+        if self.bytes_read > self.max_bytes:
+            raise TraceError(f"{self.path}: more than {_size(self.max_bytes)} of trace data once "
+                             "decompressed (raise the cap to read it: --max-trace-bytes, or "
+                             "LoadOptions.max_bytes)")
+        blank = _is_blank(block)
+        if blank and self._blank_run >= MAX_BLANK_RUN:
+            return False  # padding (a whitespace bomb): JSON needs none of it, so none of it is kept
+        self._blank_run = self._blank_run + len(block) if blank else _trailing_blanks(block)
+        return True
 
     def _room(self, count: int) -> int:
         """At most ``count`` bytes, and none past ``stop``."""
         return count if self.stop is None else max(0, min(count, self.stop - self.compressed_read))
+
+    def _read_into(self, target: memoryview) -> int:
+        try:
+            count = self._handle.readinto(target[:self._room(len(target))])
+        except OSError as error:
+            raise TraceError(f"cannot read trace {self.path}: {error.strerror or error}") from None
+        self.compressed_read += count
+        return count
 
     def _read(self, count: int) -> bytes:
         try:
@@ -157,14 +211,7 @@ class ByteStream:
             return
         buffer = bytearray(self.block_bytes)  # read into one buffer: no fresh pages per block
         with memoryview(buffer) as view:
-            while True:
-                try:
-                    count = self._handle.readinto(view[:self._room(len(view))])
-                except OSError as error:
-                    raise TraceError(f"cannot read trace {self.path}: {error.strerror or error}") from None
-                if not count:
-                    return
-                self.compressed_read += count
+            while count := self._read_into(view):
                 yield view[:count]
 
     def _gunzip(self, first: bytes) -> Iterator[bytes]:

@@ -114,19 +114,20 @@ def value_mask(codes: np.ndarray, per_value: Iterable[bool]) -> np.ndarray:
     return mask
 
 
-def compact(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def compact(codes: np.ndarray, position_dtype: Any = np.int64) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(codes, return_inverse=True)`` for non-negative integer codes, without sorting when their range
-    is small (a mark per possible code): the distinct codes ascending, and each one's position among them."""
+    is small (a mark per possible code): the distinct codes ascending, and each one's position among them (as
+    ``position_dtype``: a narrower one spares a large table a copy of every row in int64)."""
     codes = np.asarray(codes)
     if not len(codes):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=position_dtype)
     size = int(codes.max()) + 1
     if int(codes.min()) < 0 or size > 4 * len(codes) + 4096:
         distinct, inverse = np.unique(codes, return_inverse=True)
-        return distinct.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+        return distinct.astype(np.int64), inverse.reshape(-1).astype(position_dtype)
     present = np.zeros(size, dtype=bool)
     present[codes] = True
-    return np.flatnonzero(present), (np.cumsum(present) - 1)[codes]
+    return np.flatnonzero(present), (np.cumsum(present) - 1).astype(position_dtype)[codes]
 
 
 def first_appearance_codes(items: Iterable[Any], count: int | None = None) -> tuple[np.ndarray, list[Any]]:
@@ -178,7 +179,7 @@ class EventTable:
     def array(self, key: str) -> np.ndarray:
         value = self._source(key)
         if isinstance(value, CodedColumn):  # ids given coded: the id array, built once
-            self._id_codes.setdefault(key, (value.codes.astype(np.int64), value.vocabulary.tolist()))
+            self._id_codes.setdefault(key, (value.codes, value.vocabulary.tolist()))
             value = self._arrays[key] = _id_array(value)
         canonical = np.float64 if key in FLOATS else None if key in IDS and value.dtype == object else np.int64
         if canonical is not None and value.dtype != canonical:
@@ -193,10 +194,10 @@ class EventTable:
 
     def id_codes(self, key: str) -> tuple[np.ndarray, list[Any]]:
         """An id column (pid, tid) as codes into its distinct values: sorted numbers, or by first appearance
-        when some ids are strings."""
+        when some ids are strings. Codes given coded stay in their integer type (int8 from the cache)."""
         source = self._source(key)
         if key not in self._id_codes and isinstance(source, CodedColumn):
-            self._id_codes[key] = source.codes.astype(np.int64), source.vocabulary.tolist()
+            self._id_codes[key] = source.codes, source.vocabulary.tolist()
         if key not in self._id_codes:
             values = self.array(key)
             if values.dtype == object:

@@ -16,33 +16,44 @@ one (overlapping, not nested, events), that lane is handed to the sweep. Device 
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import numpy as np
 
 
-def containment(group: np.ndarray, ts: np.ndarray, dur: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Parent index (-1 for roots) and depth of each event, nesting by time within each ``group`` value."""
+def containment(group: np.ndarray, ts: np.ndarray, dur: np.ndarray, eps: float, rows: np.ndarray | None = None,
+                size: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Parent index (-1 for roots) and depth of each event, nesting by time within each ``group`` value.
+
+    ``rows``: each event's row in a table of ``size`` rows; the parents are then rows of that table, and the
+    arrays have ``size`` entries (rows not given are roots at depth 0), so the caller has nothing to scatter."""
     n = len(ts)
-    parent = np.full(n, -1, dtype=np.int64)
-    depth = np.zeros(n, dtype=np.int64)
+    total = n if rows is None else size
+    parent = np.full(total, -1, dtype=np.int64)
+    depth = np.zeros(total, dtype=np.int64)
     if n == 0:
         return parent, depth
     order = sweep_order(group, ts, dur)
-    sorted_group = group[order]
-    cuts = np.flatnonzero(sorted_group[1:] != sorted_group[:-1]) + 1
-    bounds = np.concatenate(([0], cuts, [n]))
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+    labels = order if rows is None else rows[order]  # the output index of each event, in sweep order
+    for lo, hi in _group_bounds(group, order):
         if hi - lo == 1:
             continue
-        members = order[lo:hi]
-        start = ts[members]
-        end = start + dur[members]
+        positions, members = order[lo:hi], labels[lo:hi]
+        start = ts[positions]
+        end = start + dur[positions]
         lane = _lane_vectorized(start, end, eps)
         lane_parent, lane_depth = lane if lane is not None else _lane_sweep(start, end, eps)
-        parent[members] = np.where(lane_parent >= 0, members[np.maximum(lane_parent, 0)], -1)
+        parent[members] = np.append(members, -1)[lane_parent]  # a root's -1 picks the appended -1
         depth[members] = lane_depth
     return parent, depth
+
+
+def _group_bounds(group: np.ndarray, order: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) of each group's run in ``order`` (which sorts by group first)."""
+    n = len(order)
+    if group.min() == group.max():  # one lane: no gather of the groups in sweep order
+        return [(0, n)]
+    sorted_group = group[order]
+    cuts = (np.flatnonzero(sorted_group[1:] != sorted_group[:-1]) + 1).tolist()
+    return list(zip([0, *cuts], [*cuts, n], strict=True))
 
 
 def sweep_order(group: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
@@ -103,8 +114,7 @@ def _lane_sweep(start: np.ndarray, end: np.ndarray, eps: float) -> tuple[np.ndar
 def _lane_vectorized(start: np.ndarray, end: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray] | None:
     """One lane (sorted by start) in numpy; None when the lane needs the sweep (see the module docstring)."""
     m = len(start)
-    index = np.arange(m, dtype=np.int64)
-    ends_after = index + 1
+    ends_after = np.arange(1, m + 1, dtype=_index_type(m + 1))
     # An event that ends before the next one starts (a leaf: most events) pops at the next one; the binary search
     # is left to the others.
     searched = np.flatnonzero(start[1:] < end[:-1])
@@ -126,34 +136,62 @@ def _tree_of(pop: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]
     """Parent and depth from each event's pop, and the events per depth (`_levels`); None when some pop would
     leave a hole in the stack."""
     m = len(pop)
-    index = np.arange(m, dtype=np.int64)
+    kind = _index_type(m + 1)
+    index = np.arange(m, dtype=kind)
     # Events still open at k, below it: k minus the events popped at or before k (every pop lies past its event,
     # in 1..m, so a count per pop and a running sum give them without sorting).
-    depth = index - np.cumsum(np.bincount(pop, minlength=m + 1)[:m])
-    # The parent is the latest earlier event one level up (exact while the stack has no holes, checked below).
-    parent = np.full(m, -1, dtype=np.int64)
-    levels = _levels(depth)
+    depth = index - np.cumsum(np.bincount(pop, minlength=m + 1)[:m], dtype=kind)
+    order, levels = _levels(depth)
     if any(len(level) == 0 for level in levels):
         return None  # a depth with no event: the pops left holes
-    for above, level in pairwise(levels):
-        parent[level] = above[np.maximum(np.searchsorted(above, level, side="left") - 1, 0)]
-    popped = np.flatnonzero(pop < m)
+    parent = _latest_one_level_up(depth, order)
+    # Each pop must remove a top slice of the stack: every event popped by k lies above k's parent. An event that
+    # pops at the next one (a leaf) always does (that next one is not its child), so only the others are checked.
+    index += 1
+    popped = np.flatnonzero((pop < m) & (pop != index))
     if len(popped):
-        # Each pop must remove a top slice of the stack: every event popped by k lies above k's parent.
         targets = pop[popped]
-        lowest = np.full(m, m, dtype=np.int64)
-        np.minimum.at(lowest, targets, popped)
+        lowest = np.full(m, m, dtype=kind)
+        np.minimum.at(lowest, targets, popped.astype(kind))
         hit = np.flatnonzero(lowest < m)
         if np.any(parent[hit] >= lowest[hit]):
             return None
     return parent, depth, levels
 
 
-def _levels(depth: np.ndarray) -> list[np.ndarray]:
-    """Event positions per depth, each ascending (a stable sort on small ints is a radix sort)."""
+def _latest_one_level_up(depth: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Each event's latest earlier event one level up (-1 at depth 0); ``order``: the events by depth, each level
+    ascending.
+
+    A depth rises by at most 1 from one event to the next, so an event one level deeper than the one before it
+    has that one as its parent, and any other event has the parent of the event before it on its level (no event
+    one level up lies between them, else the depth would have risen through their level between them): a running
+    maximum along ``order`` carries each level's parents forward, with no search."""
+    m = len(depth)
+    kind = _index_type(m)
+    own = np.empty(m, dtype=kind)  # the parent where the event before says it, else -2 (inherited)
+    own[0] = -1
+    own[1:] = np.where(depth[1:] > depth[:-1], np.arange(m - 1, dtype=kind), -2)
+    own[depth == 0] = -1
+    in_order = own[order]
+    carried = np.where(in_order != -2, np.arange(m, dtype=kind), 0)  # each level starts with a first child or a root
+    np.maximum.accumulate(carried, out=carried)
+    parent = np.empty(m, dtype=kind)
+    parent[order] = in_order[carried]
+    return parent
+
+
+def _index_type(count: int) -> type:
+    """int32 for positions below ``count`` where it holds them: half the memory of int64 on every pass."""
+    return np.int32 if count < 2**31 else np.int64
+
+
+def _levels(depth: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The events by depth, each level ascending (a stable sort on small ints is a radix sort), and that order
+    split per depth."""
     order = np.argsort(depth.astype(np.int16) if depth.max(initial=0) < 2**15 else depth, kind="stable")
     counts = np.bincount(depth)
-    return np.split(order, np.cumsum(counts)[:-1])
+    return order, np.split(order, np.cumsum(counts)[:-1])
 
 
 def _subtree_max(end: np.ndarray, parent: np.ndarray, depth: np.ndarray,

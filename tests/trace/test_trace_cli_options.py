@@ -133,6 +133,28 @@ def test_trace_commands_load_numpy_without_huge_page_advice(tmp_path, command, s
     assert _in_child(tmp_path, arguments, _HUGE_PAGE_STATE, env=env) == expected
 
 
+_THREADS_STATE = "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr)"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts the process's threads in /proc")
+@pytest.mark.parametrize(("setting", "expected"), [
+    (None, "1 None"),  # OpenBLAS loaded with one thread (none beside this one), the variable gone again
+    ("2", None),  # the user's own setting is kept (how many threads it gives depends on numpy's BLAS)
+])
+def test_trace_commands_load_numpy_with_one_openblas_thread(tmp_path, setting, expected):
+    trace = tmp_path / "t.json"
+    trace.write_bytes(kineto_layout(many_events(10)))
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                                            "OMP_NUM_THREADS")}
+    if setting is not None:
+        env["OPENBLAS_NUM_THREADS"] = setting
+    state = _in_child(tmp_path, ["analyze", trace, "--no-cache", "--format", "json"], _THREADS_STATE, env=env)
+    if expected is None:
+        assert state.split()[1] == setting
+    else:
+        assert state == expected
+
+
 @pytest.mark.parametrize(("command", "frozen", "young_threshold"), [
     (["analyze"], True, "100000"), (["rules", "--format", "json"], False, "default")])
 def test_trace_commands_run_with_fewer_collections_and_spare_the_last_one(tmp_path, command, frozen,

@@ -141,6 +141,44 @@ def test_a_byte_stream_reads_its_range_and_counts_file_positions(tmp_path):
     assert b"".join(bytes(block) for block in rest) == data[100_000:]
 
 
+def _read_whole(stream: ByteStream) -> bytes:
+    """Every block `ByteStream.read_into` writes, joined."""
+    target = bytearray(stream.block_bytes)
+    blocks = []
+    with memoryview(target) as view:
+        while count := stream.read_into(view):
+            blocks.append(bytes(view[:count]))
+    return b"".join(blocks)
+
+
+def test_read_into_gives_the_blocks_iterating_gives(tmp_path):
+    """Plain, in a range, gzip (two members) and gzip padded with blank blocks: the same bytes and counts."""
+    data = kineto_layout(many_events(300))
+    plain, packed, padded = tmp_path / "t.json", tmp_path / "t.json.gz", tmp_path / "p.json.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data[:5000]) + gzip.compress(data[5000:]))
+    padded.write_bytes(gzip.compress(data[:3000] + b" " * (3 << 20) + data[3000:]))
+    for path, options in [(plain, {}), (plain, {"start": 1234, "stop": 20_000}), (packed, {}), (padded, {})]:
+        streams = [ByteStream(path, block_bytes=64 << 10, **options) for _ in range(2)]
+        assert _read_whole(streams[0]) == b"".join(bytes(block) for block in streams[1])
+        assert (streams[0].bytes_read, streams[0].compressed_read) == (streams[1].bytes_read,
+                                                                      streams[1].compressed_read)
+    assert len(_read_whole(ByteStream(padded, block_bytes=64 << 10))) < len(data) + (2 << 20)
+
+
+def test_a_splitter_reading_a_stream_cuts_as_one_fed_its_blocks(tmp_path):
+    data = kineto_layout(many_events(600))
+    path = tmp_path / "t.json"
+    path.write_bytes(data)
+    fed = EventSplitter(slice_bytes=2048)
+    expected = [s for block in ByteStream(path, block_bytes=1000) for s in fed.feed(block)]
+    splitter = EventSplitter(slice_bytes=2048)
+    with ByteStream(path, block_bytes=1000) as stream:
+        got = [bytes(view) for view in splitter.read(stream)]
+    assert got == expected and len(got) > 20
+    assert splitter.finish().slices == fed.finish().slices
+
+
 def test_a_primed_splitter_gives_back_what_is_left_as_one_array():
     splitter = EventSplitter.primed(b"\n  {", slice_bytes=1 << 20)
     assert list(splitter.views(b'\n  {"a": 1},\n  {"b": 2},')) == []

@@ -54,6 +54,22 @@ def test_vectorized_equals_reference_on_random_nestings(seed):
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_rows_of_a_larger_table_get_row_parents(seed):
+    """With ``rows``, the tree is indexed by the table's rows: the same tree, mapped, and other rows are roots."""
+    rng = np.random.default_rng(seed)
+    ts, dur = random_nesting(rng, 800, integer=seed % 2 == 0)
+    lanes = rng.integers(0, 2, len(ts))
+    size = len(ts) + 300
+    rows = np.sort(rng.choice(size, len(ts), replace=False))
+    parent, depth = containment(lanes, ts, dur, 1.0, rows=rows, size=size)
+    local_parent, local_depth = containment(lanes, ts, dur, 1.0)
+    assert np.array_equal(parent[rows], np.where(local_parent >= 0, rows[local_parent], -1))
+    assert np.array_equal(depth[rows], local_depth)
+    others = np.setdiff1d(np.arange(size), rows)
+    assert (parent[others] == -1).all() and (depth[others] == 0).all()
+
+
 def test_the_numpy_path_is_taken_on_nested_lanes(monkeypatch):
     taken = []
     original = tree._lane_vectorized

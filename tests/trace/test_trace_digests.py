@@ -1,0 +1,97 @@
+"""Content digests computed ahead (`synchunt.digests.prefetch`) are the files' own, and are used only while the
+file is the one that was hashed; the command line hands `analyze`'s trace files to them before it loads numpy."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from synchunt import digests
+from synchunt.cli import prefetch as cli_prefetch
+from synchunt.trace import load
+from tests.trace.conftest import kineto_layout, many_events
+
+
+def _prefetched(path) -> None:
+    thread = digests.prefetch([path])
+    assert thread is not None
+    thread.join()
+
+
+def test_a_prefetched_digest_is_the_files_own_and_is_used_once(tmp_path, monkeypatch):
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(300)))
+    expected = digests._hash(path)
+    _prefetched(path)
+    hashed = []
+    original = digests._hash
+    monkeypatch.setattr(digests, "_hash", lambda p: hashed.append(p) or original(p))
+    assert digests.content_digest(path) == expected and hashed == []  # the prefetched one
+    assert digests.content_digest(path) == expected and hashed == [path]  # used once: hashed anew
+
+
+def test_a_file_written_after_its_prefetch_is_hashed_anew(tmp_path):
+    """Same length, modification time put back: the change time still tells, and the digest is the new bytes'."""
+    path = tmp_path / "t.json"
+    data = kineto_layout(many_events(300))
+    path.write_bytes(data)
+    _prefetched(path)
+    before = path.stat()
+    changed = data.replace(b"aten::add", b"aten::mul", 1)
+    path.write_bytes(changed)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert digests.content_digest(path) == _digest_of(tmp_path, changed) != _digest_of(tmp_path, data)
+
+
+def _digest_of(folder, data: bytes) -> str:
+    other = folder / "copy.json"
+    other.write_bytes(data)
+    return digests._hash(other)
+
+
+def test_what_cannot_be_hashed_is_left_to_the_caller(tmp_path):
+    assert digests.prefetch([tmp_path / "missing.json", tmp_path]) is None
+    with pytest.raises(OSError):
+        digests.content_digest(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(("arguments", "hashed"), [
+    (["t.json", "--output", "o.json", "r.json.gz", "--mode", "latent"], ["t.json", "r.json.gz"]),
+    (["t.json", "-o", "o.json", "--format", "json"], ["t.json"]),
+    (["t.json", "notes.txt", "--cache-dir", "c"], ["t.json"]),
+    (["t.json", "--no-cache"], None),  # no cache: no digest wanted
+    (["t.json", "--workers=2"], None),  # workers: no thread beside a fork
+    (["t.json", "--workers", "2"], None),
+    (["t.json", "--executor", "dask"], None),
+])
+def test_analyze_hands_its_trace_files_to_the_prefetch(monkeypatch, arguments, hashed):
+    seen = []
+    monkeypatch.setattr(cli_prefetch, "prefetch", seen.append)
+    cli_prefetch.prefetch_trace_digests(arguments)
+    assert seen == ([hashed] if hashed else [])
+
+
+def test_the_command_line_knows_the_trace_suffixes():
+    assert cli_prefetch.TRACE_SUFFIXES == load.TRACE_SUFFIXES
+
+
+def test_a_cached_analyze_from_the_console_script_gives_the_first_result(tmp_path):
+    """The console script's cached run (its digest prefetched) prints what the first run printed, and loads no
+    process pool's modules."""
+    trace = tmp_path / "t.json"
+    trace.write_bytes(kineto_layout(many_events(200)))
+    code = ("import json, sys; from synchunt.cli import entry\n"
+            "try:\n    entry()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+            "sys.stderr.write(json.dumps('concurrent.futures' in sys.modules))")
+    outputs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code, "analyze", str(trace), "--format", "json",
+                               "--cache-dir", str(tmp_path / "cache")], capture_output=True, text=True, check=True)
+        assert done.stderr.strip().splitlines()[-1] == "false"
+        outputs.append(json.loads(done.stdout))
+    assert outputs[0] == outputs[1] and len(list((tmp_path / "cache").iterdir())) == 1
