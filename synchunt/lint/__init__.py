@@ -132,7 +132,8 @@ def lint_files(paths: Iterable[str | Path], *, select: Iterable[str] | None = No
     ``per-file-ignores`` (relative to its ``pyproject.toml``). Its ``select``/``ignore``/``min-confidence``
     are the caller's to merge. A path that does not exist raises :class:`UsageError`; a file that cannot be
     read or parsed becomes one problem finding (code ``parse-error``) and the others are still linted.
-    With several files, what they declare together (:func:`index_package`) is read first: the result
+    With several files, what they declare together (:func:`index_package`) is read first, and a finding in a
+    function nothing in them calls is lowered to low confidence (:mod:`synchunt.lint.program`): the result
     depends on which files are linted together, never on their order.
     """
     active = list(rules) if rules is not None else select_rules(select, ignore)
