@@ -1,18 +1,15 @@
 """The files linted together as one program: who calls each function, from which module, and whether those
 are all its callers.
 
-Built from the modules' summaries (:mod:`synchunt.lint.program.summary`) before any file is linted. A call is
-resolved through the calling module's imports (re-exports of a package's ``__init__`` followed), so
-``get_rope_index(input_ids=torch.tensor(ids))`` in a processor is a call site of the function in
-``mrope_rope_index.py``. A function is **closed** when every reference to its name in these files is a call the
-index resolved (to it or to another function of that name): nothing else hands it on, looks it up by name or
-calls it through an object of unknown class, so its call sites here are all it has when the package runs as
-shipped. A class's constructor is closed the same way, through the class's name, when no class of these files
-derives from it.
-
-Built after the files are linted, from summaries their lint made (:func:`synchunt.lint.program.summary.summarize`
-of the same trees), it answers what needs the whole program: which functions nothing in it calls
-(:mod:`synchunt.lint.program.reach`).
+Built after the files are linted, from the summaries their lint made of the same trees
+(:mod:`synchunt.lint.program.summary`). A call is resolved through the calling module's imports (relative ones,
+re-exports of a package's ``__init__``, ``import ... as`` renames), so ``ops.step(batch)`` in ``api.py`` is a
+call site of ``step`` in ``ops.py``. A function is **closed** when every reference to its name in these files is
+a call the index resolved (to it or to another function of that name) or a call of a name imported from outside
+the program: nothing else hands it on, looks it up by name or calls it through an object of unknown class, so
+its call sites here are all it has when the package runs as shipped. A class's constructor is closed the same
+way, through the class's name, when no class of these files derives from it. The index answers what needs the
+whole program: which functions nothing in it calls (:mod:`synchunt.lint.program.reach`).
 """
 
 from __future__ import annotations
