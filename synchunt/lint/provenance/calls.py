@@ -333,7 +333,7 @@ def device_where(c: Classifier, device: ast.expr, scope: Scope, line: int) -> Wh
             # `def _cache(self, n, device="cpu")` builds on the host
             passed = c.passed_in.get((id(found[0].function), found[0].parameter))
             if passed is not None and device_where(c, passed[0], passed[1], passed[2]) is Where.CPU:
-                return Where.CPU  # (a device passed settles nothing more than the parameter's name says)
+                return Where.CPU  # any other device passed leaves it to the name, as before
     name = dotted_name(device) or ""
     if name_says_host(name.rsplit(".", 1)[-1]):
         return Where.CPU_NAMED
