@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from synchunt.findings import Confidence, Finding, Severity
 from synchunt.lint.program.index import ProgramIndex
-from synchunt.lint.program.names import module_aliases, module_name
+from synchunt.lint.program.names import module_names
 from synchunt.lint.program.reach import unreached
 from synchunt.lint.program.summary import ModuleSummary, summarize
 
@@ -23,8 +23,7 @@ from synchunt.lint.program.summary import ModuleSummary, summarize
 def summarize_file(tree: ast.Module, path: str) -> ModuleSummary | None:
     """A file's summary under the longest name it may be imported by (the least likely to be another file's);
     ``None`` when it is nested too deeply to walk."""
-    name, is_package = module_name(path)
-    longer = module_aliases(path)
+    name, is_package, longer = module_names(path)
     try:
         return summarize(tree, longer[-1] if longer else name, path, is_package, (name, *longer[:-1]))
     except RecursionError:

@@ -26,36 +26,30 @@ _REEXPORT_HOPS = 6
 
 @dataclass(frozen=True)
 class Target:
-    """A function or method of the program: ``qualname`` ``f``, ``C.m`` or ``C.__init__`` (a constructor);
-    ``through_self``: the call passes the first parameter implicitly (``self.m(...)``, ``C(...)``,
-    ``C.classmethod(...)``)."""
+    """A function or method of the program: ``qualname`` ``f``, ``C.m`` or ``C.__init__`` (a constructor)."""
 
     module: str
     qualname: str
-    through_self: bool = False
 
 
 @dataclass(frozen=True)
 class Site:
     """A call of a program function: in ``module``, inside ``caller`` (a function's qualname; ``None`` at module
-    or class level), where it starts."""
+    or class level)."""
 
     module: str
     caller: str | None
-    line: int
-    column: int
-    through_self: bool
 
 
 class ProgramIndex:
     def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
-        self.modules: dict[str, ModuleSummary] = {}
         seen: Counter[str] = Counter()
         listed = list(summaries)
         for summary in listed:
             seen[summary.name] += 1
         # two files claiming one module name (scripts outside packages): neither is resolved to
-        self.modules = {summary.name: summary for summary in listed if seen[summary.name] == 1}
+        self.modules: dict[str, ModuleSummary] = {summary.name: summary for summary in listed
+                                                  if seen[summary.name] == 1}
         self.by_path = {summary.path: summary for summary in listed}
         # every name a module may be imported by (its own, and with namespace packages above it) → its own
         spelled: dict[str, set[str]] = {}
@@ -85,14 +79,14 @@ class ProgramIndex:
             self._index_imports(summary)
 
     def _index_module(self, summary: ModuleSummary) -> None:
-        for chain, line, column, klass, caller in summary.calls:  # see CallSummary
+        for chain, klass, caller in summary.calls:  # see CallSummary
             target = self.resolve(summary.name, chain, klass)
             if target is None:
                 if self._external(summary, chain):
                     self.resolved[chain[-1]] += 1  # another program's function: not a caller of ours
                 continue
             self.sites.setdefault((target.module, target.qualname), []).append(
-                Site(summary.name, caller, line, column, target.through_self))
+                Site(summary.name, caller))
             # The names the call is written with are the references it accounts for (an import may rename:
             # `from .ops import fwd as control_fwd`), the class's too in `Class.method(...)`.
             self.resolved[chain[-1]] += 1
@@ -126,21 +120,17 @@ class ProgramIndex:
         if chain[0] in ("self", "cls"):
             if klass is None or len(chain) != 2:
                 return None
-            function = summary.functions.get(f"{klass}.{chain[1]}")
-            if function is None:
-                return None  # inherited, or set on the object elsewhere
-            return Target(module, function.qualname, function.kind != "staticmethod")
+            qualname = f"{klass}.{chain[1]}"
+            # not the class's own: inherited, or set on the object elsewhere
+            return Target(module, qualname) if qualname in summary.functions else None
         found = self.entity(module, chain)
         if found is None:
             return None
         kind, owner, name = found
         if kind == "function":
-            function = self.modules[owner].functions[name]
-            if "." in name:  # `Class.method(...)`: `self` is passed explicitly, `cls` is not
-                return Target(owner, name, function.kind == "classmethod")
-            return Target(owner, name, False)
+            return Target(owner, name)
         if kind == "class" and f"{name}.__init__" in self.modules[owner].functions:
-            return Target(owner, f"{name}.__init__", True)
+            return Target(owner, f"{name}.__init__")
         return None
 
     def _external(self, summary: ModuleSummary, chain: tuple[str, ...]) -> bool:

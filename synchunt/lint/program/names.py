@@ -19,17 +19,23 @@ _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 def module_name(path: str | Path) -> tuple[str, bool]:
     """The dotted name of the module a file defines by its ``__init__.py`` folders, and whether it is a
     package's ``__init__``."""
-    parts, is_package, _ = _name_parts(Path(path))
-    return ".".join(parts), is_package
+    name, is_package, _ = module_names(path)
+    return name, is_package
 
 
 def module_aliases(path: str | Path) -> list[str]:
-    """Longer names the module may be imported by, shortest first: the folders above its packages may be
-    namespace packages (no ``__init__.py``: ``sglang/srt/layers/sampler.py`` is ``sglang.srt.layers.sampler``),
-    so each folder name above is a possible prefix, up to the project's root (a folder with a
-    ``pyproject.toml``, ``setup.py``, ``setup.cfg`` or ``.git``, which holds the packages) or a name that
-    cannot be a package's."""
-    parts, _, folder = _name_parts(Path(path))
+    """Longer names the module may be imported by, shortest first (see :func:`module_names`)."""
+    return module_names(path)[2]
+
+
+def module_names(path: str | Path) -> tuple[str, bool, list[str]]:
+    """The module's name by its ``__init__.py`` folders, whether it is an ``__init__``, and the longer names
+    it may be imported by, shortest first: the folders above its packages may be namespace packages (no
+    ``__init__.py``: ``sglang/srt/layers/sampler.py`` is ``sglang.srt.layers.sampler``), so each folder name
+    above is a possible prefix, up to the project's root (a folder with a ``pyproject.toml``, ``setup.py``,
+    ``setup.cfg`` or ``.git``, which holds the packages) or a name that cannot be a package's."""
+    parts, is_package, folder = _name_parts(Path(path))
+    name = ".".join(parts)
     aliases = []
     for _ in range(NAMESPACE_LEVELS):
         if not folder.name.isidentifier() or _is_project_root(folder):
@@ -37,7 +43,7 @@ def module_aliases(path: str | Path) -> list[str]:
         parts = [folder.name, *parts]
         aliases.append(".".join(parts))
         folder = folder.parent
-    return aliases
+    return name, is_package, aliases
 
 
 def _is_project_root(folder: Path) -> bool:

@@ -75,9 +75,9 @@ def _class_facts(index: ProgramIndex, module: str) -> tuple[set[str], dict[str, 
         while pending:
             owner, klass = pending.pop()
             for base in index.modules[owner].classes[klass].bases:
-                found = index.entity(owner, base) if base and base != ("object",) else None
                 if base == ("object",):
                     continue
+                found = index.entity(owner, base) if base else None
                 if found is None or found[0] != "class":
                     framework.add(name)
                     continue

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from synchunt.lint.program.names import Imported, record_import
+from synchunt.lint.provenance.syntax import dotted_name
 
 _TYPE_CHECKS = frozenset({"isinstance", "issubclass"})
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
@@ -30,25 +31,19 @@ class FunctionSummary(NamedTuple):
     """A module-level function or a method of a module-level class (``qualname`` ``f`` or ``C.m``)."""
 
     qualname: str
-    line: int
-    kind: str = "function"  # "function", "method", "staticmethod", "classmethod"
     decorated: bool = False  # by anything but staticmethod/classmethod (a registry may call it)
 
 
 class ClassSummary(NamedTuple):
-    name: str
     bases: tuple[tuple[str, ...], ...]  # each base as the chain of names it is written with; () when not one
     methods: frozenset[str]
 
 
 class CallSummary(NamedTuple):
     """(The fields of each of a module's ``calls``.) A call by name: ``chain`` as written (``("self", "m")``,
-    ``("mod", "f")``), where it is, and the class
-    whose method it is in (what ``self``/``cls`` are)."""
+    ``("mod", "f")``), and the class whose method it is in (what ``self``/``cls`` are)."""
 
     chain: tuple[str, ...]
-    line: int
-    column: int
     klass: str | None
     caller: str | None = None  # the module-level function or method it is in (None: module or class level)
 
@@ -64,7 +59,7 @@ class ModuleSummary:
     classes: dict[str, ClassSummary] = field(default_factory=dict)
     # each a plain tuple in CallSummary's order: the collector stops tracking tuples of plain values, and a
     # package has a few hundred thousand calls kept until the index is built
-    calls: list[tuple[tuple[str, ...], int, int, str | None, str | None]] = field(default_factory=list)
+    calls: list[tuple[tuple[str, ...], str | None, str | None]] = field(default_factory=list)
     references: Counter[str] = field(default_factory=Counter)
     # names looked up at run time: `getattr(self, f"forward_{mode}")` → the pattern "forward_\\w*"
     dynamic_names: set[str] = field(default_factory=set)
@@ -74,39 +69,28 @@ def summarize(tree: ast.Module, name: str, path: str, is_package: bool, aliases:
     summary = ModuleSummary(name, path, is_package, aliases)
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            summary.functions[statement.name] = _function(statement, statement.name, in_class=False)
+            summary.functions[statement.name] = _function(statement, statement.name)
         elif isinstance(statement, ast.ClassDef):
             methods = [item for item in statement.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
             for method in methods:
                 qualname = f"{statement.name}.{method.name}"
-                summary.functions[qualname] = _function(method, qualname, in_class=True)
+                summary.functions[qualname] = _function(method, qualname)
             summary.classes[statement.name] = ClassSummary(
-                statement.name, tuple(name_chain(base) or () for base in statement.bases),
+                tuple(name_chain(base) or () for base in statement.bases),
                 frozenset(method.name for method in methods))
     _Uses(summary).walk(tree)
     return summary
 
 
-def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, in_class: bool) -> FunctionSummary:
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> FunctionSummary:
     names = [name_chain(item.func if isinstance(item, ast.Call) else item) for item in node.decorator_list]
-    last = {chain[-1] for chain in names if chain}
-    kind = "function"
-    if in_class:
-        kind = "staticmethod" if "staticmethod" in last else "classmethod" if "classmethod" in last else "method"
-    return FunctionSummary(qualname, node.lineno, kind, decorated=any(
-        not chain or chain[-1] not in _PLAIN_DECORATORS for chain in names))
+    return FunctionSummary(qualname, decorated=any(not chain or chain[-1] not in _PLAIN_DECORATORS for chain in names))
 
 
 def name_chain(node: ast.expr) -> tuple[str, ...] | None:
     """``a.b.c`` → ``("a", "b", "c")``; None for anything but names and attributes of names."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return tuple(reversed(parts))
+    dotted = dotted_name(node)
+    return tuple(dotted.split(".")) if dotted is not None else None
 
 
 class _Uses:
@@ -166,7 +150,7 @@ class _Uses:
     def _call(self, node: ast.Call, klass: str | None, caller: str | None, stack: list[_Item]) -> None:
         chain = name_chain(node.func)
         if chain is not None:
-            self.summary.calls.append((chain, node.lineno, node.col_offset, klass, caller))
+            self.summary.calls.append((chain, klass, caller))
             looked_up = node.args[1] if chain[-1] in _LOOKUPS and len(node.args) > 1 else None
             if isinstance(looked_up, ast.JoinedStr):
                 self._dynamic(looked_up)
