@@ -210,6 +210,21 @@ class ScopeBuilder(FastVisitor):
                 self.scope.bind(name, Binding(end, fixed=outside, until=self.scope.node.end_lineno))
         self.generic_visit(node)
 
+    def visit_Assert(self, node: ast.Assert) -> None:
+        if self.scope.node is None:
+            return
+        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [
+            node.test]
+        for test in tests:
+            checked = _device_check(test)
+            if checked is not None:  # `assert x.device.type == "cpu"`: below, x is where the assertion says
+                name, where = checked
+                known = self.scope.lookup(name, node.lineno)
+                # of a parameter not bound again before it, it says where the argument was from the start
+                start = self.scope.node.lineno if known is not None and known[1] is self.scope and (
+                    known[0].parameter or known[0].line == self.scope.node.lineno) else node.lineno
+                self.scope.bind(name, Binding(start, fixed=where, until=self.scope.node.end_lineno))
+
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
             if item.optional_vars is not None:

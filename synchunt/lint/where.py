@@ -27,10 +27,12 @@ HOST_NAME_TOKENS = frozenset({"cpu", "np", "numpy", "pinned", "list", "lst", "py
 # Objects whose tensors are host tensors: request and pooling outputs (copied off the device for the API),
 # processor outputs (made on the host from the request).
 HOST_OUTPUT_TYPES = ("RequestOutput", "PoolingOutput", "ProcessorOutput", "ProcessorOutputs")
-_PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "ndarray", "NDArray"})
-_ARRAYS = frozenset({"ndarray", "NDArray"})
+# numpy arrays and pandas / polars frames: host values whose rows, columns and selections are host values too
+_ARRAYS = frozenset({"ndarray", "NDArray", "DataFrame", "LazyFrame", "Series"})
+_PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes"}) | _ARRAYS
 ITER = "iter"  # the path step "one element of iterating it" (see synchunt.lint.scopes)
-_TENSOR_NAMES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
+# A module's parameters and buffers: tensors that move with the module (`model.to(device)`), wherever built.
+MODULE_TENSORS = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 _MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "DefaultDict", "OrderedDict", "defaultdict"})
 _CONTAINERS = frozenset({"list", "List", "dict", "Dict", "tuple", "Tuple", "Sequence", "set", "Set", "Iterable",
                          "Iterator", "Mapping", "MutableMapping", "Generator", "deque", "Deque", "FrozenSet",
@@ -65,7 +67,7 @@ def annotation_where(annotation: ast.expr | None) -> Where | None:
     node = _strip_optional(annotation)
     text = ast.unparse(node).strip("'\"")
     last = text.rsplit(".", 1)[-1]
-    if last.endswith("Tensor") or last in _TENSOR_NAMES:
+    if last.endswith("Tensor") or last in MODULE_TENSORS:
         return Where.TENSOR
     if last.endswith(HOST_OUTPUT_TYPES):
         return Where.CPU  # what a serving API returns or a processor made: its tensors are host tensors
@@ -86,7 +88,7 @@ def annotation_part_where(annotation: ast.expr | None, path: tuple[object, ...])
             return None
         node = _strip_optional(node)
         if _names(node, _ARRAYS):
-            return Where.VALUE  # rows, elements and masked selections of a numpy array are numpy values
+            return Where.VALUE  # rows, elements and masked selections of an array or a frame are host values
         if not isinstance(node, ast.Subscript):
             return None
         head = ast.unparse(node.value).rsplit(".", 1)[-1]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from synchunt.lint.callsites import CallSite, index_calls
-from synchunt.lint.provenance import calls, contents, stores
+from synchunt.lint.provenance import calls, contents, stores, uploads
 from synchunt.lint.provenance.syntax import constant_device, dotted_name, is_true, keyword, self_attributes
 from synchunt.lint.provenance.tables import HOST_CONTAINER_ATTRIBUTES, TENSOR_ONLY_ATTRIBUTES
 from synchunt.lint.scopes import ITER, Binding, Scope, Step
@@ -71,6 +71,7 @@ class Classifier:
         self.passed_in: dict[tuple[int, str], tuple[ast.expr, Scope, int, Where]] = {}
         self.readings = 0  # call sites read so far (bounded: see passing.MAX_READS)
         self.stores: dict[int, dict[str, list[tuple[ast.stmt, int]]]] = {}  # per function (see stores)
+        self.uploads: dict[int, dict[str, list[int]]] = {}  # per function (see uploads)
 
     def call_sites(self) -> dict[int, list[CallSite]]:
         """The module's calls to its own functions (found on first use)."""
@@ -129,6 +130,8 @@ class Classifier:
                 and (found is None or found[0].value is None)):
             # a parameter or a name bound elsewhere, never a local value computed here (`lens = mask.sum(1)`)
             return Where.CPU
+        if result in _UNPLACED and found is not None and uploads.uploaded(self.uploads, node.id, line, *found):
+            return Where.CPU_NAMED  # the function copies it to the device without blocking: a host tensor
         return _named(node.id, result)
 
     def _Attribute(self, node: ast.Attribute, scope: Scope, line: int) -> Where:
@@ -188,6 +191,9 @@ class Classifier:
     def _Compare(self, node: ast.Compare, scope: Scope, line: int) -> Where:
         if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             return Where.VALUE
+        if any(isinstance(side, ast.Constant) and isinstance(side.value, (str, bytes))
+               for side in (node.left, *node.comparators)):
+            return Where.VALUE  # `backend.get_name() == "FLASH"`: a tensor never compares with a string
         return self._elementwise([node.left, *node.comparators], scope, line)
 
     def _BinOp(self, node: ast.BinOp, scope: Scope, line: int) -> Where:

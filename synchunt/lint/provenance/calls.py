@@ -23,7 +23,14 @@ from synchunt.lint.provenance.tables import (
     VALUE_TORCH_CALLS,
 )
 from synchunt.lint.scopes import ITER, Scope, Step
-from synchunt.lint.where import Where, annotation_part_where, annotation_where, join, name_says_host
+from synchunt.lint.where import (
+    MODULE_TENSORS,
+    Where,
+    annotation_part_where,
+    annotation_where,
+    join,
+    name_says_host,
+)
 
 if TYPE_CHECKING:
     from synchunt.lint.provenance import Classifier
@@ -34,6 +41,11 @@ _COPIES = frozenset({"tensor", "as_tensor", "asarray"})  # built from their data
 
 def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
     func = node.func
+    if (dotted_name(func) or "").rsplit(".", 1)[-1] in MODULE_TENSORS:
+        data = node.args[0] if node.args else keyword(node, "data")
+        if isinstance(data, ast.Call) and keyword(data, "device") is not None:
+            return c.where(data, scope, line)  # `nn.Parameter(torch.zeros(n, device="cpu"))`: placed on purpose
+        return Where.TENSOR  # `nn.Parameter(torch.empty(n))`: built on the host, it follows its module's device
     torch_name = c.torch_function_name(func)
     if torch_name is not None:
         return _torch_call(c, torch_name, node, scope, line)

@@ -15,6 +15,7 @@ VALUE_TORCH_CALLS = frozenset({
     "device", "dtype", "Size", "Generator", "Event", "Stream", "current_stream", "default_stream",
     "get_device_module", "is_available", "device_count", "current_device", "compile", "no_grad",
     "inference_mode", "finfo", "iinfo", "set_grad_enabled",
+    "calculate_gain", "_calculate_correct_fan", "_calculate_fan_in_and_fan_out",  # `nn.init`'s numbers
 })
 # torch submodules whose functions compute tensors, and those whose functions answer questions.
 TENSOR_NAMESPACES = frozenset({"nn", "linalg", "special", "fft", "ops", "sparse", "nested"})

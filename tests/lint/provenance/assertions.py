@@ -1,0 +1,28 @@
+# ruff: noqa
+"""`assert x.device.type == "cpu"` says where `x` is for the rest of the function (from the start, for a
+parameter bound nowhere else), so tensors built on `x.device` and views of `x` are host tensors; an assertion
+that `x` is on the device says the reverse, and a later rebinding ends what the assertion said."""
+import torch
+
+
+def logical_maps(physical_to_logical, num_experts):
+    device = physical_to_logical.device
+    assert physical_to_logical.device.type == "cpu"
+    counts = torch.zeros(num_experts, device=device)
+    top = int(counts.max().item())
+    ids = physical_to_logical[:, 0]
+    valid = ids >= 0
+    if not valid.any():
+        return None
+    return ids[valid], top
+
+
+def on_the_device(lengths):
+    assert lengths.is_cuda and lengths.dim() == 1
+    return int(lengths.max())  # expect: SH109 high
+
+
+def rebound(lengths, device):
+    assert lengths.device.type == "cpu"
+    lengths = lengths.to(device)  # expect: SH202 high
+    return lengths.tolist()  # expect: SH201 high
