@@ -8,21 +8,32 @@ inode, size, modification and change times) it had before and after that hashing
 prefetched, it hashes the file itself. Either way a digest covers every byte of the file, read while this process
 runs; a prefetched one is used once.
 
+A digest is also remembered, as git's index remembers a file's stat data: in a memo folder (the trace cache's
+`digests`), under the file's identity. A later command whose file has exactly that identity takes the digest
+without reading the file. Only a digest of a file that had not changed for `SETTLED_NS` before its hashing began
+is remembered: a write within a timestamp's granularity of the hashing could leave the times unchanged, and any
+later write changes the change time, which no user can set. A memo that cannot be read or written is ignored.
+
 Nothing here imports numpy: the command line starts a prefetch before it loads anything heavy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 READ_BYTES = 1 << 20  # the hash's read buffer: fits the CPU cache (4-8 MiB buffers hash slower)
+SETTLED_NS = 2_000_000_000  # unchanged this long before its hashing: the file's times say all (FAT: 2 s)
+MEMO_FILES = 4096  # remembered digests kept; the oldest beyond this are removed
 
 Identity = tuple[int, int, int, int, int]  # device, inode, size, modification and change times (ns)
-Hashed = tuple[Identity, str, Identity]  # the file's identity before its hashing, its digest, its identity after
+# the file's identity before its hashing, its digest, its identity after, when the hashing began (ns since the epoch)
+Hashed = tuple[Identity, str, Identity, int]
 
 
 class _Pending:
@@ -45,25 +56,55 @@ _prefetched: dict[tuple[int, int], _Pending] = {}  # by (device, inode)
 _lock = threading.Lock()
 
 
-def content_digest(path: str | Path) -> str:
-    """xxh3-128 of every byte of the file, as hex (read into one reused buffer: no memory beyond it)."""
+def content_digest(path: str | Path, memo: Path | None = None) -> str:
+    """xxh3-128 of every byte of the file, as hex (read into one reused buffer: no memory beyond it). With
+    ``memo``, a digest remembered there for the file's present identity is taken, and one computed is
+    remembered."""
     found = _take(path)
     if found is not None:
-        before, digest, after = found
+        before, digest, after, began = found
         if before == after == _identity_or_none(path):
+            if memo is not None:
+                _remember(memo, path, before, digest, began)
             return digest
-    return _hash(path)
+    if memo is not None:
+        remembered = recall(memo, path)
+        if remembered is not None:
+            return remembered
+    began = time.time_ns()
+    before = identity(path)
+    digest = _hash(path)
+    if memo is not None and identity(path) == before:
+        _remember(memo, path, before, digest, began)
+    return digest
 
 
-def prefetch(paths: Iterable[str | Path]) -> threading.Thread | None:
+def recall(memo: Path, path: str | Path) -> str | None:
+    """The digest remembered in ``memo`` for the file as it is now (same identity), or None."""
+    now = _identity_or_none(path)
+    if now is None:
+        return None
+    try:
+        fields = (memo / _memo_name(path, now)).read_text().split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(fields) != 6 or not all(field.isdigit() for field in fields[:5]):
+        return None
+    return fields[5] if tuple(int(field) for field in fields[:5]) == now else None
+
+
+def prefetch(paths: Iterable[str | Path], memo: Path | None = None) -> threading.Thread | None:
     """Start hashing the regular files among ``paths``, one after the other, in a daemon thread (None when there
-    is none to hash); `content_digest` waits for a file's digest when it is asked for it before it is done."""
+    is none to hash); `content_digest` waits for a file's digest when it is asked for it before it is done. A
+    file whose digest ``memo`` remembers is not read."""
     import xxhash  # noqa: F401  (loaded here, not by the thread in the middle of this process's imports)
 
     jobs: list[tuple[str | Path, _Pending]] = []
     with _lock:
         for path in paths:
             now = _identity_or_none(path)
+            if memo is not None and now is not None and recall(memo, path) is not None:
+                continue
             if now is not None and now[:2] not in _prefetched:
                 pending = _prefetched[now[:2]] = _Pending()
                 jobs.append((path, pending))
@@ -91,8 +132,8 @@ def _identity_or_none(path: str | Path) -> Identity | None:
 
 
 def _take(path: str | Path) -> Hashed | None:
-    """The file's prefetched (identity before, digest, identity after), removed from the table; None when none
-    was prefetched (or its hashing failed)."""
+    """The file's prefetched (identity before, digest, identity after, start), removed from the table; None when
+    none was prefetched (or its hashing failed)."""
     now = _identity_or_none(path)
     if now is None:
         return None
@@ -104,11 +145,44 @@ def _take(path: str | Path) -> Hashed | None:
 def _hash_all(jobs: list[tuple[str | Path, _Pending]]) -> None:
     for path, pending in jobs:
         try:
+            began = time.time_ns()
             before = identity(path)
             digest = _hash(path)
-            pending.set((before, digest, identity(path)))
+            pending.set((before, digest, identity(path), began))
         except Exception:  # unreadable now: whoever asks hashes it (and meets the error) itself
             pending.set(None)
+
+
+def _memo_name(path: str | Path, now: Identity) -> str:
+    import xxhash
+
+    return xxhash.xxh3_64_hexdigest(f"{now[0]}:{now[1]}:{os.path.abspath(path)}".encode())
+
+
+def _remember(memo: Path, path: str | Path, hashed: Identity, digest: str, began: int) -> None:
+    """Remember ``digest`` for the file with identity ``hashed`` when the file had settled before its hashing
+    began at ``began`` (ns since the epoch)."""
+    if max(hashed[3], hashed[4]) > began - SETTLED_NS:
+        return  # changed too recently: a write within the times' granularity could go unseen
+    try:
+        memo.mkdir(parents=True, exist_ok=True)
+        target = memo / _memo_name(path, hashed)
+        partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        partial.write_text(" ".join(map(str, hashed)) + f" {digest}\n")
+        os.replace(partial, target)
+        _prune(memo)
+    except OSError:
+        pass  # best effort: the next command hashes the file again
+
+
+def _prune(memo: Path) -> None:
+    entries = [entry for entry in os.scandir(memo) if not entry.name.endswith(".tmp")]
+    if len(entries) <= MEMO_FILES:
+        return
+    entries.sort(key=lambda entry: entry.stat().st_mtime_ns)
+    for entry in entries[:len(entries) - MEMO_FILES]:
+        with contextlib.suppress(OSError):  # removed meanwhile by another command
+            os.unlink(entry.path)
 
 
 def _hash(path: str | Path) -> str:

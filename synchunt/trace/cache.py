@@ -7,7 +7,9 @@ in the page cache, which the console script starts in the background before it l
 bytes misses, whatever its size and modification time say (a copy that keeps times, a regenerated trace of
 equal length), and a trace touched or copied with the same bytes still hits. The file is hashed before it is
 decoded and again after: an entry is written only when the two agree, so a trace rewritten during its decode
-is never stored under either content. Entries live in the user's cache folder (``$SYNCHUNT_CACHE_DIR``, else
+is never stored under either content. A digest is remembered in the folder's ``digests/`` under the file's
+identity (device, inode, size, modification and change times), so a file left alone is not read again to find
+its entry (`synchunt.digests`). Entries live in the user's cache folder (``$SYNCHUNT_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/synchunt/traces``, else ``~/.cache/synchunt/traces``), never beside the trace unless a folder
 is given. The cache is best effort: an unreadable entry is a miss, a failed write is ignored.
 
@@ -27,6 +29,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from synchunt.cache_folder import default_cache_dir, digest_memo_dir
 from synchunt.digests import content_digest
 from synchunt.trace.model import Trace
 from synchunt.trace.schema import ALL_FIELDS, FieldSet
@@ -41,23 +44,16 @@ _ALIGN = 64
 _STORED_ARRAYS = tuple(k for k in (*FLOATS, *INTS) if k != "end")  # end = ts + dur, recomputed on read
 
 
-def default_cache_dir() -> Path:
-    explicit = os.environ.get("SYNCHUNT_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "synchunt" / "traces"
-
-
-def cache_key(path: Path, fields: FieldSet = ALL_FIELDS) -> str:
+def cache_key(path: Path, fields: FieldSet = ALL_FIELDS, memo: Path | None = None) -> str:
     """The hash of the file's whole content, with synchunt's version, the cache format and the field set
-    decoded (nothing of the file's size, times or name: the same bytes are the same trace)."""
+    decoded (nothing of the file's size, times or name: the same bytes are the same trace). ``memo``: a folder
+    where the digest of a file whose identity has not changed is remembered (`synchunt.digests`)."""
     import xxhash
 
     from synchunt import __version__
 
     decoder = xxhash.xxh3_64_hexdigest(f"{__version__}|{CACHE_FORMAT}|{fields.key}".encode())
-    return f"{content_digest(path)}-{decoder}"
+    return f"{content_digest(path, memo)}-{decoder}"
 
 
 class TraceCache:
@@ -65,8 +61,12 @@ class TraceCache:
         self.folder = Path(folder) if folder is not None else default_cache_dir()
         self.max_bytes = max_bytes
 
+    def key(self, path: Path, fields: FieldSet = ALL_FIELDS) -> str:
+        """`cache_key`, with the digests of unchanged files remembered in this cache's folder."""
+        return cache_key(path, fields, digest_memo_dir(self.folder))
+
     def entry(self, path: Path, fields: FieldSet = ALL_FIELDS) -> Path:
-        return self._entry(cache_key(path, fields))
+        return self._entry(self.key(path, fields))
 
     def _entry(self, key: str) -> Path:
         return self.folder / f"{key}{SUFFIX}"
@@ -75,7 +75,7 @@ class TraceCache:
         """The cached trace for this file, or None (no entry, or an unreadable one). ``key``: the file's
         `cache_key`, when already computed."""
         try:
-            entry = self._entry(key if key is not None else cache_key(path, fields))
+            entry = self._entry(key if key is not None else self.key(path, fields))
             if not entry.exists():
                 return None
             trace = read_entry(path, entry)
@@ -89,7 +89,7 @@ class TraceCache:
         written. ``key``: the file's `cache_key` taken before it was decoded; when the file's content no longer
         has it (rewritten meanwhile), nothing is stored."""
         try:
-            now = cache_key(trace.path, fields)
+            now = self.key(trace.path, fields)
             if key is not None and key != now:
                 return None
             entry = self._entry(now)

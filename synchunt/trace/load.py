@@ -28,7 +28,7 @@ class LoadOptions:
 
     executor: ExecutorSpec = field(default_factory=ExecutorSpec)
     cache: bool = True
-    cache_dir: Path | None = None  # None: the user's cache folder (see synchunt.trace.cache.default_cache_dir)
+    cache_dir: Path | None = None  # None: the user's cache folder (see synchunt.cache_folder.default_cache_dir)
     max_bytes: int = DEFAULT_MAX_BYTES
     progress: Progress = field(default=NULL_PROGRESS, compare=False, repr=False)
     # every column of the trace model, or only what detection and attribution read (faster; see FieldSet)
@@ -140,11 +140,11 @@ def _identity(trace: Trace) -> Trace:
 
 def _load_one(path: Path, options: LoadOptions, pool: Executor | None) -> Trace:
     if options.cache:
-        from synchunt.trace.cache import TraceCache, cache_key
+        from synchunt.trace.cache import TraceCache
 
         cache = TraceCache(options.cache_dir)
         try:
-            key = cache_key(path, options.fields)
+            key = cache.key(path, options.fields)
         except OSError:  # unreadable: the decode below says why
             return _decoded(path, options, pool)
         cached = cache.get(path, options.fields, key)

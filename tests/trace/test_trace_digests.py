@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,11 +70,124 @@ def test_what_cannot_be_hashed_is_left_to_the_caller(tmp_path):
     (["t.json", "--workers", "2"], None),
     (["t.json", "--executor", "dask"], None),
 ])
-def test_analyze_hands_its_trace_files_to_the_prefetch(monkeypatch, arguments, hashed):
+def test_analyze_hands_its_trace_files_to_the_prefetch(monkeypatch, tmp_path, arguments, hashed):
+    monkeypatch.setenv("SYNCHUNT_CACHE_DIR", str(tmp_path / "default"))
     seen = []
-    monkeypatch.setattr(cli_prefetch, "prefetch", seen.append)
+    monkeypatch.setattr(cli_prefetch, "prefetch", lambda paths, memo: seen.append((paths, memo)))
     cli_prefetch.prefetch_trace_digests(arguments)
-    assert seen == ([hashed] if hashed else [])
+    memo = Path("c" if "--cache-dir" in arguments else tmp_path / "default") / "digests"
+    assert seen == ([(hashed, memo)] if hashed else [])
+
+
+def test_the_prefetch_reads_the_cache_folder_as_typer_does(monkeypatch):
+    seen = []
+    monkeypatch.setattr(cli_prefetch, "prefetch", lambda paths, memo: seen.append(memo))
+    cli_prefetch.prefetch_trace_digests(["t.json", "--cache-dir=first", "--cache-dir", "last"])
+    assert seen == [Path("last") / "digests"]
+
+
+# -- remembered digests ------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def settled(monkeypatch):
+    """Files count as settled at once (else a file must be 2 s old before its digest is remembered)."""
+    monkeypatch.setattr(digests, "SETTLED_NS", 0)
+
+
+def _hashing_fails(monkeypatch):
+    def refuse(path):
+        raise AssertionError(f"{path} was read")
+
+    monkeypatch.setattr(digests, "_hash", refuse)
+
+
+def test_a_remembered_digest_is_taken_without_reading_the_file(tmp_path, settled, monkeypatch):
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(300)))
+    memo = tmp_path / "memo"
+    expected = digests.content_digest(path, memo)
+    assert expected == digests._hash(path) and digests.recall(memo, path) == expected
+    _hashing_fails(monkeypatch)
+    assert digests.content_digest(path, memo) == expected
+    assert digests.prefetch([path], memo) is None  # nothing to read ahead either
+
+
+def test_a_file_written_since_is_hashed_anew_though_its_size_and_mtime_are_put_back(tmp_path, settled):
+    path = tmp_path / "t.json"
+    data = kineto_layout(many_events(300))
+    path.write_bytes(data)
+    memo = tmp_path / "memo"
+    old = digests.content_digest(path, memo)
+    before = path.stat()
+    changed = data.replace(b"aten::add", b"aten::mul", 1)
+    path.write_bytes(changed)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert digests.recall(memo, path) is None
+    assert digests.content_digest(path, memo) == _digest_of(tmp_path, changed) != old
+
+
+def test_a_file_changed_moments_before_its_hashing_is_not_remembered(tmp_path):
+    """Within the settling time a second write could keep the times of the first: hash it every time."""
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(300)))
+    memo = tmp_path / "memo"
+    digests.content_digest(path, memo)
+    assert digests.recall(memo, path) is None and not memo.exists()
+
+
+def test_a_prefetched_digest_is_remembered(tmp_path, settled, monkeypatch):
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(300)))
+    memo = tmp_path / "memo"
+    thread = digests.prefetch([path], memo)
+    assert thread is not None
+    thread.join()
+    expected = digests.content_digest(path, memo)
+    _hashing_fails(monkeypatch)
+    assert digests.content_digest(path, memo) == expected
+
+
+@pytest.mark.parametrize("content", ["", "garbage", "1 2 3 4 5", "1 2 3 4 x digest", "\xff\xfe"])
+def test_a_broken_memo_is_a_miss(tmp_path, settled, content):
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(30)))
+    memo = tmp_path / "memo"
+    digests.content_digest(path, memo)
+    (entry,) = memo.iterdir()
+    entry.write_text(content, errors="surrogateescape")
+    assert digests.recall(memo, path) is None
+    assert digests.content_digest(path, memo) == digests._hash(path)
+
+
+def test_an_unwritable_memo_is_ignored(tmp_path, settled):
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(30)))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert digests.content_digest(path, blocker / "memo") == digests._hash(path)
+
+
+def test_the_memo_keeps_the_most_recent_digests(tmp_path, settled, monkeypatch):
+    monkeypatch.setattr(digests, "MEMO_FILES", 3)
+    memo = tmp_path / "memo"
+    paths = []
+    for index in range(5):
+        path = tmp_path / f"t{index}.json"
+        path.write_bytes(kineto_layout(many_events(10 + index)))
+        digests.content_digest(path, memo)
+        paths.append(path)
+        os.utime(next(memo.glob(digests._memo_name(path, digests.identity(path)))), ns=(index, index))
+    assert len(list(memo.iterdir())) == 3
+    assert [digests.recall(memo, path) is not None for path in paths] == [False, False, True, True, True]
+
+
+def test_a_cached_reanalysis_does_not_read_the_trace(tmp_path, settled, monkeypatch):
+    path = tmp_path / "t.json"
+    path.write_bytes(kineto_layout(many_events(40)))
+    options = load.LoadOptions(cache=True, cache_dir=tmp_path / "c")
+    first = load.load_trace(path, options)
+    _hashing_fails(monkeypatch)
+    assert len(load.load_trace(path, options).events) == len(first.events)
 
 
 def test_the_command_line_knows_the_trace_suffixes():
