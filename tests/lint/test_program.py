@@ -139,3 +139,92 @@ def test_namespace_packages_give_longer_names(tmp_path):
     (tmp_path / "proj" / "setup.py").write_text("")
     assert module_name(path) == ("pkg.mod", False)
     assert module_aliases(path) == ["ns.pkg.mod"]  # `ns` has no __init__.py; the project root ends the names
+
+
+VENDORED = {
+    "app/__init__.py": "",
+    "app/serve.py": '''
+import app.loader
+from app.ops import fast
+import kernels.routing as routing
+from kernels.numerics import convert
+
+
+def step(t):
+    return fast(t), routing.route(t), convert(t), app.loader.load(t)
+''',
+    "app/ops.py": '''
+import functools
+
+import torch
+
+try:
+    fast = torch.ops.app.fast
+except AttributeError:
+    def fast(t):
+        return t
+
+
+@functools.lru_cache
+def table(n: int):
+    return torch.tensor([n], device="cuda")
+
+
+def reference(t: torch.Tensor):
+    return t.nonzero()
+
+
+reference.cache = {}
+''',
+    "app/loader.py": '''
+import torch
+
+
+def load(t: torch.Tensor):
+    return t.cpu()
+
+
+def unused(t: torch.Tensor):
+    return t.tolist()
+''',
+    "app/third_party/__init__.py": "",
+    "app/third_party/kernels/__init__.py": "",
+    "app/third_party/kernels/routing.py": '''
+import torch
+
+
+def route(t: torch.Tensor):
+    return t.sum().item()
+
+
+def route_torch(t: torch.Tensor):
+    return t.max().item()
+''',
+    "app/third_party/kernels/numerics.py": '''
+import torch
+
+
+def convert(t: torch.Tensor):
+    return t.tolist()
+
+
+def convert_torch(t: torch.Tensor):
+    return t.any().item()
+''',
+}
+
+
+def test_imports_by_a_vendored_name_by_module_and_of_assigned_names_are_followed(tmp_path):
+    """`import kernels.routing` of `app/third_party/kernels` (put on sys.path or in sys.modules by the app)
+    names that module; `import app.loader` and `from app.ops import fast` (a name bound by assignment) import
+    theirs. Their modules are then no entry points: what nothing calls in them is unreached. A function read
+    as an object (`reference.cache`) or wrapped by `lru_cache` is still called only by its name."""
+    for name, text in VENDORED.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'app'\n")
+    found = {finding.scope: finding.confidence.value for finding in lint_paths([tmp_path / "app"])}
+    assert {name: found[name] for name in ("route", "convert", "load")} == dict.fromkeys(
+        ("route", "convert", "load"), "medium")
+    assert {name: found[name] for name in ("route_torch", "convert_torch", "unused", "reference", "table")} == \
+        dict.fromkeys(("route_torch", "convert_torch", "unused", "reference", "table"), "low")

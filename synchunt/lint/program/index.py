@@ -3,11 +3,13 @@ are all its callers.
 
 Built after the files are linted, from the summaries their lint made of the same trees
 (:mod:`synchunt.lint.program.summary`). A call is resolved through the calling module's imports (relative ones,
-re-exports of a package's ``__init__``, ``import ... as`` renames), so ``ops.step(batch)`` in ``api.py`` is a
+re-exports of a package's ``__init__``, ``import ... as`` renames, and a vendored package imported by its own
+name: ``vllm/third_party/triton_kernels`` as ``triton_kernels``), so ``ops.step(batch)`` in ``api.py`` is a
 call site of ``step`` in ``ops.py``. A function is **closed** when every reference to its name in these files is
 a call the index resolved (to it or to another function of that name) or a call of a name imported from outside
 the program: nothing else hands it on, looks it up by name or calls it through an object of unknown class, so
-its call sites here are all it has when the package runs as shipped. A class's constructor is closed the same
+its call sites here are all it has when the package runs as shipped (reading it as an object, ``f.cache``, is
+no call). A class's constructor is closed the same
 way, through the class's name, when no class of these files derives from it. The index answers what needs the
 whole program: which functions nothing in it calls (:mod:`synchunt.lint.program.reach`).
 """
@@ -58,13 +60,24 @@ class ProgramIndex:
                 spelled.setdefault(alias, set()).add(summary.name)
         self.names = {alias: next(iter(found)) for alias, found in spelled.items() if len(found) == 1}
         self.names.update({name: name for name in self.modules})
+        # vendored packages imported by their own name (`vllm/third_party/triton_kernels` as `triton_kernels`,
+        # put on sys.path or in sys.modules): a dotted tail of a module's name, when no other module has it
+        tails: dict[str, set[str]] = {}
+        for name in self.modules:
+            parts = name.split(".")
+            for start in range(1, len(parts) - 1):
+                tails.setdefault(".".join(parts[start:]), set()).add(name)
+        self.names.update({tail: next(iter(found)) for tail, found in tails.items()
+                           if len(found) == 1 and tail not in spelled})
         # ... and every package above one (`a`, `a.b` for `a.b.c`): what `import a` can name
         self.packages = {".".join(name.split(".")[:end]) for name in self.names
                          for end in range(1, name.count(".") + 2)}
         self.references: Counter[str] = Counter()
+        self.owners: Counter[str] = Counter()  # names used as an attribute's object (see ModuleSummary.owners)
         patterns: set[str] = set()
         for summary in listed:
             self.references.update(summary.references)
+            self.owners.update(summary.owners)
             patterns |= summary.dynamic_names
         self.dynamic = re.compile("|".join(f"(?:{pattern})" for pattern in sorted(patterns))) if patterns else None
         self.sites: dict[tuple[str, str], list[Site]] = {}
@@ -99,6 +112,10 @@ class ProgramIndex:
                     self.subclassed.add((found[1], found[2]))
 
     def _index_imports(self, summary: ModuleSummary) -> None:
+        for loaded in summary.loads:  # `from a.b import x`, whatever `x` is (`x = torch.ops.lib.x`)
+            origin = self.names.get(loaded)
+            if origin is not None and origin != summary.name:
+                self.imported.add(origin)
         for local in summary.imports:
             found = self._name(summary.name, local, 0)
             if found is None:
@@ -107,7 +124,7 @@ class ProgramIndex:
             module = self.names.get(owner, owner)
             if module != summary.name:
                 self.imported.add(module)
-            if kind != "module" and summary.references[local] == 0:
+            if kind != "module" and summary.references[local] + summary.owners[local] == 0:
                 self.exported.add((module, name))
 
     # -- resolution ----------------------------------------------------------------------------------
@@ -189,7 +206,8 @@ class ProgramIndex:
             return False
         owner, _, name = qualname.rpartition(".")
         if name == "__init__":
-            return (module, owner) not in self.subclassed and self.references[owner] == self.resolved[owner]
+            return (module, owner) not in self.subclassed and (
+                self.references[owner] + self.owners[owner] == self.resolved[owner])
         if name.startswith("__") and name.endswith("__"):
             return False  # called by the language, not by name
         if self.dynamic is not None and self.dynamic.fullmatch(name):

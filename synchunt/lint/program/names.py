@@ -98,6 +98,17 @@ def record_import(table: dict[str, Imported], node: ast.Import | ast.ImportFrom,
             table[alias.asname or alias.name] = Imported(base, alias.name)
 
 
+def modules_named(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+    """Every module an import statement may load: ``import a.b.c`` → ``a.b.c``; ``from a import b, *`` → ``a``
+    and ``a.b`` (perhaps a submodule)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = absolute_module(module, is_package, node.module, node.level)
+    if base is None:
+        return []
+    return [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")]
+
+
 def absolute_module(module: str, is_package: bool, target: str | None, level: int) -> str | None:
     """The absolute name of ``from <level dots><target> import ...`` written in ``module``."""
     if level == 0:

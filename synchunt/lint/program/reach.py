@@ -11,7 +11,8 @@ What may be called from outside (the roots): every function of a module no other
 unreached); a function or class imported by name where the name is not used (a package's ``__init__``
 re-exporting its API); a function that is not *closed* (its name is used somewhere other than a resolved call:
 handed on as a callback, looked up by name, called through an object of unknown class);
-a decorated function (a registry, a property, a route); a special method (``__call__``, ``__getitem__``: called
+a decorated function (a registry, a property, a route; not one a decorator only wraps, as ``lru_cache`` and
+``no_grad`` do); a special method (``__call__``, ``__getitem__``: called
 by the language); a method of a class deriving from a class outside the program (a framework may call it:
 ``nn.Module``, ``autograd.Function``); a method that overrides one of a base class of the program (called
 through the base); and every call made at import (module or class level). Everything a root's calls reach,

@@ -18,11 +18,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from synchunt.lint.program.names import Imported, record_import
+from synchunt.lint.program.names import Imported, modules_named, record_import
 from synchunt.lint.provenance.syntax import dotted_name
 
 _TYPE_CHECKS = frozenset({"isinstance", "issubclass"})
-_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+# decorators that wrap a function and register it nowhere: it is still called by its name
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "lru_cache", "cache", "wraps", "no_grad",
+                               "inference_mode", "enable_grad", "contextmanager", "asynccontextmanager", "override",
+                               "final"})
 _LOOKUPS = frozenset({"getattr", "hasattr"})  # a name looked up at run time
 _MIN_LITERAL = 3  # letters a name built at run time must spell out to be followed
 
@@ -61,8 +64,12 @@ class ModuleSummary:
     # package has a few hundred thousand calls kept until the index is built
     calls: list[tuple[tuple[str, ...], str | None, str | None]] = field(default_factory=list)
     references: Counter[str] = field(default_factory=Counter)
+    # names used as the object of an attribute (`f.cache`, `Class.method`): that reads the object, it does not
+    # call it (a class's `__init__` and an import's use count them; a function's closure does not)
+    owners: Counter[str] = field(default_factory=Counter)
     # names looked up at run time: `getattr(self, f"forward_{mode}")` → the pattern "forward_\\w*"
     dynamic_names: set[str] = field(default_factory=set)
+    loads: set[str] = field(default_factory=set)  # every module its imports may load (some outside the program)
 
 
 def summarize(tree: ast.Module, name: str, path: str, is_package: bool, aliases: tuple[str, ...] = ()) -> ModuleSummary:
@@ -105,6 +112,7 @@ class _Uses:
     def walk(self, tree: ast.Module) -> None:
         stack: list[_Item] = [(tree, None, None, False)]
         references = self.summary.references
+        owners = self.summary.owners
         while stack:
             item = stack.pop()
             node, klass, caller, typed = item
@@ -113,8 +121,12 @@ class _Uses:
                 if not typed and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
                     references[node.id] += 1  # type: ignore[attr-defined]
                 continue
-            if kind is ast.Attribute and not typed and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
-                references[node.attr] += 1  # type: ignore[attr-defined]
+            if kind is ast.Attribute and not typed:
+                if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                    references[node.attr] += 1  # type: ignore[attr-defined]
+                if type(node.value) is ast.Name:  # type: ignore[attr-defined]
+                    owners[node.value.id] += 1  # type: ignore[attr-defined]
+                    continue
             elif kind is ast.Constant:
                 value = node.value  # type: ignore[attr-defined]
                 if type(value) is str and value.isidentifier():
@@ -143,6 +155,8 @@ class _Uses:
             elif kind is ast.Import or kind is ast.ImportFrom:
                 record_import(self.summary.imports, node, self.summary.name,  # type: ignore[arg-type]
                               self.summary.is_package)
+                self.summary.loads.update(modules_named(node, self.summary.name,  # type: ignore[arg-type]
+                                                        self.summary.is_package))
                 continue
             for child in ast.iter_child_nodes(node):
                 stack.append((child, klass, caller, typed))
