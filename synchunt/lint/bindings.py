@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from synchunt.lint.provenance.syntax import device_check
 from synchunt.lint.scopes import (
     ITER,
     Binding,
@@ -37,26 +38,9 @@ def build_scopes(tree: ast.Module) -> dict[int, Scope]:
     return scopes
 
 
-def _device_check(test: ast.expr) -> tuple[str, Where] | None:
-    """``x.is_cuda`` → ``("x", DEVICE)``; ``x.device.type == "cpu"`` / ``x.is_cpu`` → ``("x", CPU)``;
-    ``not ...`` and ``!=`` flip the answer. Only plain names are narrowed."""
-    flipped = False
-    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, flipped = test.operand, not flipped
-    name, on_host = None, None
-    if isinstance(test, ast.Attribute) and test.attr in {"is_cuda", "is_cpu"} and isinstance(test.value, ast.Name):
-        name, on_host = test.value.id, test.attr == "is_cpu"
-    elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
-          and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in {"cpu", "cuda"}):
-        subject = test.left
-        if isinstance(subject, ast.Attribute) and subject.attr == "type":
-            subject = subject.value
-        if isinstance(subject, ast.Attribute) and subject.attr == "device" and isinstance(subject.value, ast.Name):
-            name, on_host = subject.value.id, test.comparators[0].value == "cpu"
-            flipped ^= isinstance(test.ops[0], ast.NotEq)
-    if name is None or on_host is None:
-        return None
-    return name, Where.CPU if on_host != flipped else Where.DEVICE
+def _plain_name(checked: tuple[str, Where] | None) -> tuple[str, Where] | None:
+    """Only plain names are narrowed here (dotted ones: synchunt.lint.provenance.asserted)."""
+    return checked if checked is not None and "." not in checked[0] else None
 
 
 def _is_device(node: ast.expr) -> bool:
@@ -196,7 +180,7 @@ class ScopeBuilder(FastVisitor):
         name = _is_array_check(node.test)
         if name is not None:  # `if isinstance(x, np.ndarray):` x is a numpy array there
             self.scope.bind(name, Binding(node.lineno, fixed=Where.VALUE, until=end))
-        checked = _device_check(node.test)
+        checked = _plain_name(device_check(node.test))
         if checked is not None:
             name, inside = checked
             outside = Where.DEVICE if inside is Where.CPU else Where.CPU
@@ -216,7 +200,7 @@ class ScopeBuilder(FastVisitor):
         tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [
             node.test]
         for test in tests:
-            checked = _device_check(test)
+            checked = _plain_name(device_check(test))
             if checked is not None:  # `assert x.device.type == "cpu"`: below, x is where the assertion says
                 name, where = checked
                 known = self.scope.lookup(name, node.lineno)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from synchunt.lint.callsites import CallSite, index_calls
-from synchunt.lint.provenance import calls, contents, stores, uploads
+from synchunt.lint.provenance import asserted, calls, contents, stores, uploads
 from synchunt.lint.provenance.syntax import constant_device, dotted_name, is_true, keyword, self_attributes
 from synchunt.lint.provenance.tables import HOST_CONTAINER_ATTRIBUTES, TENSOR_ONLY_ATTRIBUTES
 from synchunt.lint.scopes import ITER, Binding, Scope, Step
@@ -72,6 +72,7 @@ class Classifier:
         self.readings = 0  # call sites read so far (bounded: see passing.MAX_READS)
         self.stores: dict[int, dict[str, list[tuple[ast.stmt, int]]]] = {}  # per function (see stores)
         self.uploads: dict[int, dict[str, list[int]]] = {}  # per function (see uploads)
+        self.asserted: dict[int, asserted._Index] = {}  # per function (see asserted)
 
     def call_sites(self) -> dict[int, list[CallSite]]:
         """The module's calls to its own functions (found on first use)."""
@@ -144,6 +145,9 @@ class Classifier:
             return Where.VALUE
         if node.attr in self.host_fields:
             return Where.CPU
+        said = asserted.asserted_where(self.asserted, node, scope, line)
+        if said is not None:
+            return said  # `assert batch.lens.is_cpu` earlier in the function
         store = stores.dominating_store(self.stores, node, scope, line)
         if store is not None and self.guarded(("store", id(store)), lambda: self.where(
                 store.value, scope, store.lineno)) is Where.CPU:  # type: ignore[attr-defined]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from synchunt.lint.scopes import Binding, Scope
+from synchunt.lint.where import Where
 
 
 def self_attributes(node: ast.Attribute, scope: Scope) -> list[tuple[Binding, Scope]] | None:
@@ -37,3 +38,25 @@ def dotted_name(node: ast.expr) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def device_check(test: ast.expr) -> tuple[str, Where] | None:
+    """``x.is_cuda`` → ``("x", DEVICE)``; ``x.device.type == "cpu"`` / ``a.b.is_cpu`` → ``("x", CPU)`` /
+    ``("a.b", CPU)``; ``not ...`` and ``!=`` flip the answer."""
+    flipped = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, flipped = test.operand, not flipped
+    name, on_host = None, None
+    if isinstance(test, ast.Attribute) and test.attr in {"is_cuda", "is_cpu"}:
+        name, on_host = dotted_name(test.value), test.attr == "is_cpu"
+    elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+          and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in {"cpu", "cuda"}):
+        subject = test.left
+        if isinstance(subject, ast.Attribute) and subject.attr == "type":
+            subject = subject.value
+        if isinstance(subject, ast.Attribute) and subject.attr == "device":
+            name, on_host = dotted_name(subject.value), test.comparators[0].value == "cpu"
+            flipped ^= isinstance(test.ops[0], ast.NotEq)
+    if name is None or on_host is None:
+        return None
+    return name, Where.CPU if on_host != flipped else Where.DEVICE

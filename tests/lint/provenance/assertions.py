@@ -1,7 +1,8 @@
 # ruff: noqa
 """`assert x.device.type == "cpu"` says where `x` is for the rest of the function (from the start, for a
 parameter bound nowhere else), so tensors built on `x.device` and views of `x` are host tensors; an assertion
-that `x` is on the device says the reverse, and a later rebinding ends what the assertion said."""
+that `x` is on the device says the reverse, and a later rebinding ends what the assertion said. The same holds
+for a dotted name (`assert self.lens.is_cpu`) until the function stores it again."""
 import torch
 
 
@@ -26,3 +27,23 @@ def rebound(lengths, device):
     assert lengths.device.type == "cpu"
     lengths = lengths.to(device)  # expect: SH202 high
     return lengths.tolist()  # expect: SH201 high
+
+
+class Result:
+    next_token_ids: torch.Tensor
+    accept_lens: torch.Tensor
+
+    def resolve_tokens(self):
+        assert self.next_token_ids.is_cpu and self.accept_lens.device.type == "cpu"
+        tokens = self.next_token_ids.tolist()
+        lens = self.accept_lens.tolist()
+        self.accept_lens = self.accept_lens.cuda()  # expect: SH202 high
+        again = self.accept_lens.tolist()  # expect: SH201 high
+        return tokens, lens, again
+
+    def unchecked(self):
+        return self.next_token_ids.tolist()  # expect: SH201 medium
+
+    def checked_on_the_device(self):
+        assert self.next_token_ids.is_cuda
+        return self.next_token_ids.max().item()  # expect: SH109 high
