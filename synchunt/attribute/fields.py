@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any, Literal
 
 import msgspec
@@ -44,6 +45,9 @@ class SyncField(msgspec.Struct, frozen=True):
     text: Callable[[Sync], str | None] | None = None
     quiet: tuple[Any, ...] = (None, "")
     shown_by: str | None = None  # another field whose display says this one too (``kind`` by ``rule``)
+    # the attributes ``text`` reads (dotted paths: ``thread.name``): a site's syncs are counted by them (in C),
+    # and ``text`` runs once per distinct value instead of once per sync
+    reads: tuple[str, ...] = ()
 
 
 class Detail(msgspec.Struct, frozen=True):
@@ -89,22 +93,25 @@ def _ms(value: float | None) -> str | None:
 SYNC_FIELDS: tuple[SyncField, ...] = (
     SyncField("rule", "column", "rule", (Column("rule", lambda s: s.rule),)),
     SyncField("kind", "detail", "kind", (Column("kind", lambda s: s.kind),), text=lambda s: s.kind,
-              shown_by="rule"),
+              shown_by="rule", reads=("kind",)),
     SyncField("confirmed", "detail", "evidence", (Column("confirmed", lambda s: s.confirmed, "bool"),),
-              text=_evidence),
-    SyncField("op", "detail", "op", (Column("op", lambda s: s.op),), text=lambda s: s.op, shown_by="op_chain"),
-    SyncField("op_chain", "detail", "op chain", (Column("op_chain", lambda s: list(s.op_chain)),), text=_chain),
+              text=_evidence, reads=("confirmed",)),
+    SyncField("op", "detail", "op", (Column("op", lambda s: s.op),), text=lambda s: s.op, shown_by="op_chain",
+              reads=("op",)),
+    SyncField("op_chain", "detail", "op chain", (Column("op_chain", lambda s: list(s.op_chain)),), text=_chain,
+              reads=("op_chain", "runtime", "op")),
     SyncField("runtime", "detail", "runtime calls", (Column("runtime", lambda s: s.runtime),),
-              text=lambda s: s.runtime),
+              text=lambda s: s.runtime, reads=("runtime",)),
     SyncField("thread", "detail", "threads", (Column("pid", lambda s: s.thread.pid),
                                               Column("tid", lambda s: s.thread.tid),
                                               Column("thread", lambda s: s.thread.name)),
-              text=lambda s: s.thread.name),
+              text=lambda s: s.thread.name, reads=("thread.name",)),
     SyncField("ts_us", "detail", "trace time", (Column("ts_us", lambda s: s.ts_us, "Float64"),),
-              text=lambda s: "none (seen by the guard only)" if s.ts_us is None else None),
+              text=lambda s: "none (seen by the guard only)" if s.ts_us is None else None, reads=("ts_us",)),
     SyncField("stall_us", "column", "stall", (Column("stall_us", lambda s: s.stall_us, "float"),)),
     SyncField("stall_source", "detail", "stall measured as",
-              (Column("stall_source", lambda s: s.stall_source),), text=lambda s: s.stall_source),
+              (Column("stall_source", lambda s: s.stall_source),), text=lambda s: s.stall_source,
+              reads=("stall_source",)),
     SyncField("call_site", "heading", "call site", (
         Column("site", lambda s: s.site),
         Column("file", lambda s: s.call_site.file if s.call_site else None),
@@ -114,29 +121,32 @@ SYNC_FIELDS: tuple[SyncField, ...] = (
         Column("user_code", lambda s: s.call_site.user if s.call_site else None, "boolean"),
         Column("line_note", lambda s: s.call_site.line_note if s.call_site else None))),
     SyncField("stack", "detail", "call path", (
-        Column("stack", lambda s: [msgspec.structs.asdict(frame) for frame in s.stack]),), text=_frames),
+        Column("stack", lambda s: [msgspec.structs.asdict(frame) for frame in s.stack]),), text=_frames,
+        reads=("stack", "via")),
     SyncField("scope", "detail", "scopes", (Column("scope", lambda s: s.scope),),
-              text=lambda s: scope_label(s.scope), quiet=()),
+              text=lambda s: scope_label(s.scope), quiet=(), reads=("scope",)),
     SyncField("scope_chain", "detail", "scope chain", (Column("scope_chain", lambda s: list(s.scope_chain)),),
               shown_by="scope"),
-    SyncField("step", "detail", "steps", (Column("step", lambda s: s.step),), text=lambda s: s.step),
+    SyncField("step", "detail", "steps", (Column("step", lambda s: s.step),), text=lambda s: s.step,
+              reads=("step",)),
     SyncField("impact", "column", "waited on", (
         Column("waited_on", lambda s: s.waited_on),
-        Column("device_idle_us", lambda s: s.device_idle_us, "Float64")), text=lambda s: s.waited_on),
+        Column("device_idle_us", lambda s: s.device_idle_us, "Float64")), text=lambda s: s.waited_on,
+        reads=("waited_on",)),
     SyncField("direction", "detail", "copy direction", (Column("direction", lambda s: s.direction),),
-              text=lambda s: s.direction),
+              text=lambda s: s.direction, reads=("direction",)),
     SyncField("rank", "detail", "ranks", (Column("rank", lambda s: s.rank, "Int64"),),
-              text=lambda s: None if s.rank is None else f"rank {s.rank}"),
+              text=lambda s: None if s.rank is None else f"rank {s.rank}", reads=("rank",)),
     SyncField("trace", "header", "trace", (Column("trace", lambda s: s.trace),)),
     SyncField("signals", "detail", "seen by", (Column("signals", lambda s: list(s.signals)),), text=_signals,
-              quiet=("trace only",)),
+              quiet=("trace only",), reads=("signals",)),
     SyncField("collective_delay_us", "column", "collective delay",
               (Column("collective_delay_us", lambda s: s.collective_delay_us, "Float64"),)),
     SyncField("via", "heading", "via", (Column("via", lambda s: _site_text(s.via)),)),
     SyncField("phase", "detail", "phase", (Column("phase", lambda s: s.phase),), text=lambda s: s.phase,
-              quiet=("steady",)),
+              quiet=("steady",), reads=("phase",)),
     SyncField("device_branch", "detail", "device branch", (Column("device_branch", lambda s: s.device_branch),),
-              text=lambda s: s.device_branch),
+              text=lambda s: s.device_branch, reads=("device_branch",)),
 )
 FIELDS_BY_NAME = {field.name: field for field in SYNC_FIELDS}
 # Columns of the per-sync DataFrame view and CSV, in order.
@@ -156,7 +166,7 @@ def site_details(members: Sequence[Sync], *, limit: int = 3) -> tuple[Detail, ..
         field = FIELDS_BY_NAME[name]
         if field.text is None:
             continue
-        texts = Counter(field.text(sync) for sync in members)
+        texts = _texts(field, members)
         if all(text is None or text in field.quiet for text in texts):
             continue
         if name in _SKIPPED and len(texts) == 1:
@@ -165,6 +175,19 @@ def site_details(members: Sequence[Sync], *, limit: int = 3) -> tuple[Detail, ..
         details.append(Detail(field=name, label=field.label, values=values,
                               text=_scopes_line(members) if name == "scope" else _line(values, limit)))
     return tuple(details)
+
+
+def _texts(field: SyncField, members: Sequence[Sync]) -> Counter[str | None]:
+    """How many of ``members`` show each text of ``field``, in first-seen order."""
+    assert field.text is not None
+    if not field.reads:
+        return Counter(map(field.text, members))
+    keys = list(map(attrgetter(*field.reads), members))
+    one_of = dict(zip(keys, members, strict=True))  # a sync per distinct value read: its text is theirs
+    texts: Counter[str | None] = Counter()
+    for key, count in Counter(keys).items():
+        texts[field.text(one_of[key])] += count
+    return texts
 
 
 def _line(values: tuple[tuple[str, int], ...], limit: int) -> str:

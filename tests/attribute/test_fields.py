@@ -9,15 +9,18 @@ by ``tests/report/test_report_browser.py``).
 from __future__ import annotations
 
 import json
+from collections import Counter
+from operator import attrgetter
 
 import msgspec
 import pytest
-from attribute.field_probe import PROBE, SHOWN, probe_analysis
+from attribute.field_probe import OTHER, PROBE, SHOWN, probe_analysis
 
-from synchunt.attribute import Sync
-from synchunt.attribute.fields import FIELDS_BY_NAME, SYNC_FIELDS
+from synchunt.attribute import CallSite, Sync, Thread
+from synchunt.attribute.fields import FIELDS_BY_NAME, SYNC_FIELDS, site_details
 from synchunt.render.analysis import ANALYSIS_FORMATS
 from synchunt.render.registry import RenderOptions
+from synchunt.sites import Frame
 
 
 def test_every_field_of_the_model_is_declared_once() -> None:
@@ -62,3 +65,42 @@ def test_each_field_reaches_json_and_csv() -> None:
             continue  # numbers and flags: the CSV holds the value, not its wording (checked below)
         assert shown.split(":")[0] in row, f"the CSV row leaves out {field}"
     assert "4321.0" in row and "666.0" in row and "True" in row and "guard" in row and ",3," in row
+
+
+# A value unlike the probe's for every field of a sync (the probe's second site differs in only some).
+_UNLIKE = {
+    "rule": "SH101", "kind": "other kind", "confirmed": False, "op": "aten::nonzero", "op_chain": ("aten::nonzero",),
+    "runtime": None, "thread": Thread(tid=1, pid=2, name="other-thread"), "ts_us": 5.0, "stall_us": 1.0,
+    "stall_source": "other source", "call_site": CallSite("other.py", 3, "other"),
+    "stack": (Frame("other.py", 3, "other"),), "scope": "other_scope", "scope_chain": ("other_scope",),
+    "step": "ProfilerStep#1", "impact": None, "direction": "HtoD", "rank": None, "trace": "other.json",
+    "signals": ("trace", "guard"), "collective_delay_us": None, "via": None, "phase": "steady",
+    "device_branch": None}
+
+
+def test_a_detail_text_depends_only_on_what_its_field_reads() -> None:
+    """Site details count syncs by the attributes a field reads and render one text per distinct value: a text
+    that changes with anything else would be miscounted. Every detail field declares what it reads."""
+    assert set(_UNLIKE) == set(Sync.__struct_fields__)
+    for field in SYNC_FIELDS:
+        if field.text is None:
+            continue
+        assert field.reads, f"{field.name}: a detail text must say what it reads"
+        key = attrgetter(*field.reads)
+        # the probe without an op chain (the runtime call names it) and with two frames (whether the call path
+        # is said depends on the via frame)
+        bare = msgspec.structs.replace(PROBE, op_chain=(), stack=PROBE.stack[:2])
+        for base in (PROBE, OTHER, bare):
+            for name, value in _UNLIKE.items():
+                changed = msgspec.structs.replace(base, **{name: value})
+                if field.text(changed) != field.text(base):
+                    assert key(changed) != key(base), f"{field.name}'s text reads {name}, not in {field.reads}"
+
+
+def test_site_details_count_as_one_text_per_sync_would() -> None:
+    members = [PROBE, OTHER, PROBE, msgspec.structs.replace(OTHER, ts_us=9.0, stall_us=2.0), PROBE,
+               msgspec.structs.replace(PROBE, thread=Thread(tid=5, pid=77, name="probe-thread"))]
+    for detail in site_details(members):
+        field = FIELDS_BY_NAME[detail.field]
+        expected = Counter(field.text(sync) for sync in members)
+        assert detail.values == tuple((text, count) for text, count in expected.most_common() if text is not None)
