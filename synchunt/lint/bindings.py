@@ -173,10 +173,10 @@ class ScopeBuilder(FastVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         end = max(statement.end_lineno or statement.lineno for statement in node.body)
-        name = _is_tensor_check(node.test)
-        if name is not None:  # a tensor there; where it lives is what was known before the check
-            known = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node.test)
-            self.scope.bind(name, Binding(node.lineno, known, until=end, at_least=Where.TENSOR))
+        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+        name = _is_tensor_check(node.test.operand if negated else node.test)  # type: ignore[attr-defined]
+        if name is not None:
+            self._narrow_tensor(node, name, negated, end)
         name = _is_array_check(node.test)
         if name is not None:  # `if isinstance(x, np.ndarray):` x is a numpy array there
             self.scope.bind(name, Binding(node.lineno, fixed=Where.VALUE, until=end))
@@ -193,6 +193,21 @@ class ScopeBuilder(FastVisitor):
                 # `if x.is_cuda: return ...`: below, x is on the other side (until the function ends)
                 self.scope.bind(name, Binding(end, fixed=outside, until=self.scope.node.end_lineno))
         self.generic_visit(node)
+
+    def _narrow_tensor(self, node: ast.If, name: str, negated: bool, end: int) -> None:
+        """``if isinstance(x, torch.Tensor):`` x is a tensor in the body (where it lives is what was known before
+        the check) and not one in the ``else`` (or below, when the body returns); ``not`` swaps the two."""
+        known = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node.test)
+        tensor = Binding(node.lineno, known, at_least=Where.TENSOR)
+        other = Binding(node.lineno, fixed=Where.VALUE)
+        inside, outside = (other, tensor) if negated else (tensor, other)
+        self.scope.bind(name, replace(inside, until=end))
+        if node.orelse:
+            start = node.orelse[0].lineno
+            self.scope.bind(name, replace(outside, line=start - 1, until=max(
+                item.end_lineno or item.lineno for item in node.orelse)))
+        elif exits_block(node.body) and self.scope.node is not None:
+            self.scope.bind(name, replace(outside, line=end, until=self.scope.node.end_lineno))
 
     def visit_Assert(self, node: ast.Assert) -> None:
         if self.scope.node is None:

@@ -96,6 +96,7 @@ class ModuleLinter(FastVisitor):
             self.classifier.host_fields = declared_host_fields(tree, source)
             if package is not None:
                 self.classifier.package_host_fields = package.host_fields - self.classifier.host_fields
+                self.classifier.package_array_fields = package.array_fields
             self.uses_torch = bool(torch_aliases or torch_functions) or imports_torch_helpers(tree)
             self.helpers = HelperSyncs(self)
             self.contexts = ContextFinder(path, context_rules or ContextRules(), self.classifier.call_sites())

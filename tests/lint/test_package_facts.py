@@ -116,3 +116,52 @@ def test_the_command_line_uses_them_with_baseline_and_diff(tmp_path, monkeypatch
     assert runner.invoke(app, ["lint", ".", "--select", "SH201", "--write-baseline", str(baseline)]).exit_code == 0
     again = runner.invoke(app, ["lint", ".", "--select", "SH201", "--baseline", str(baseline)])
     assert again.exit_code == 0 and "model.py:9:" not in again.output
+
+
+BATCH = '''
+import numpy as np
+import numpy.typing as npt
+import torch
+
+
+class InputBatch:
+    num_scheduled_tokens: np.ndarray
+    query_start_loc: "npt.NDArray[np.int32]"
+    seq_lens: np.ndarray
+
+    def __init__(self):
+        self.positions: torch.Tensor = torch.zeros(8)
+'''
+
+RUNNER = '''
+import torch
+
+
+class Runner:
+    seq_lens: torch.Tensor
+
+    def step(self, input_batch, t: torch.Tensor):
+        longest = input_batch.num_scheduled_tokens.max().item()
+        offsets = input_batch.query_start_loc[1:].tolist()
+        lens = input_batch.seq_lens.max().item()
+        where = input_batch.positions.max().item()
+        moved = input_batch.num_scheduled_tokens.cuda().tolist()
+        return longest, offsets, lens, where, moved, t.item()
+'''
+
+
+def test_a_field_another_file_declares_a_numpy_array_is_a_host_value(tmp_path):
+    """`num_scheduled_tokens: np.ndarray` in one file: `input_batch.num_scheduled_tokens.max().item()` in another
+    reads host memory (low confidence, as for a name that says so). A name some file declares a tensor
+    (`seq_lens: torch.Tensor`) is no evidence, and device evidence (`.cuda()`) still wins."""
+    (tmp_path / "batch.py").write_text(BATCH)
+    (tmp_path / "runner.py").write_text(RUNNER)
+    facts = index_package([("batch.py", BATCH), ("runner.py", RUNNER)])
+    assert facts.array_fields == {"num_scheduled_tokens", "query_start_loc"}
+    found = {finding.line: finding.confidence for finding in lint_paths([tmp_path], select=["SH109", "SH201"])}
+    assert found[9] == found[10] == Confidence.LOW  # host memory by a name: as a `*_cpu` name would say
+    # seq_lens (a tensor in runner.py), positions, the device copy, t
+    assert {line for line, confidence in found.items() if confidence is not Confidence.LOW} == {11, 12, 13, 14}
+    alone = {finding.line: finding.confidence for finding in lint_paths([tmp_path / "runner.py"],
+                                                                      select=["SH109", "SH201"])}
+    assert alone[9] == alone[10] == Confidence.MEDIUM

@@ -65,6 +65,8 @@ class Classifier:
         self.host_fields: frozenset[str] = frozenset()  # declared `keep_on_cpu` (see host_fields)
         # declared `keep_on_cpu` by the other files linted together (see package): weaker evidence
         self.package_host_fields: frozenset[str] = frozenset()
+        # annotated as numpy arrays (and nowhere as tensors) by the files linted together (see package)
+        self.package_array_fields: frozenset[str] = frozenset()
         self._nested: set[int] | None = None
         # while one call's return is read with its arguments (see passing): (function, parameter) → the
         # argument, its scope and line, and where it lives
@@ -95,6 +97,10 @@ class Classifier:
         found = method(node, scope, line) if method else Where.UNKNOWN
         if self.package_host_fields and found in _UNPLACED and _field_name(node) in self.package_host_fields:
             return Where.CPU  # a field another file linted with this one declares kept on the host
+        if found in _UNPLACED and type(node) is ast.Attribute and node.attr in self.package_array_fields:
+            # `input_batch.num_scheduled_tokens`, declared a numpy array in another file: host memory, by a name
+            # (another object's field may share it), so as strong as a name that says so
+            return Where.CPU_NAMED
         return found
 
     def element(self, node: ast.expr, scope: Scope, path: tuple[Step, ...] = (ITER,), line: int | None = None) -> Where:

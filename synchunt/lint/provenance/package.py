@@ -2,7 +2,9 @@
 
 One module rarely says everything about its values: a serving stack's processor declares in one file which
 multimodal fields stay on the host (``MultiModalFieldConfig.batched("image", keep_on_cpu=True)``), and the
-model reading ``kwargs["image_num_patches"].tolist()`` lives in another. With several files given, the names
+model reading ``kwargs["image_num_patches"].tolist()`` lives in another; an input batch declares
+``num_scheduled_tokens: np.ndarray`` in one file and a model reads ``input_batch.num_scheduled_tokens.max()``
+in another. With several files given, the names
 one of them declares ``keep_on_cpu`` (and none declares moved to the device) are host evidence in all of
 them; the evidence is weak (a name read elsewhere may be another value), so it only settles a tensor whose
 place is otherwise unknown, never one with device evidence. With one file given the facts are that file's
@@ -12,6 +14,7 @@ own: nothing else is read.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -20,11 +23,21 @@ from synchunt.lint.provenance.host_fields import KEEP_ON_CPU, declared_host_fiel
 _FIELD_CONFIG = "FieldConfig"  # vLLM's `MultiModalFieldConfig.batched(...)`, `.shared(...)`, `.flat_from_sizes(...)`
 
 
+# `num_scheduled_tokens: np.ndarray` (a field, or `self.x: npt.NDArray[np.int32] = ...`), and what says a tensor
+_ARRAY_DECLARED = re.compile(
+    r"^[ \t]*(?:self\.)?(\w+)[ \t]*:[ \t]*[\"']?(?:Optional\[)?(?:np|numpy|npt)\.(?:ndarray|NDArray)\b", re.M)
+_TENSOR_DECLARED = re.compile(
+    r"^[ \t]*(?:self\.)?(\w+)[ \t]*(?::[ \t]*[\"']?(?:Optional\[)?(?:torch\.)?(?:Tensor|nn\.Parameter)\b"
+    r"|=[ \t]*torch\.)", re.M)
+
+
 @dataclass(frozen=True)
 class PackageFacts:
-    """What the files linted together declare: ``host_fields``, the names declared ``keep_on_cpu``."""
+    """What the files linted together declare: ``host_fields``, the names declared ``keep_on_cpu``;
+    ``array_fields``, the names annotated as numpy arrays and nowhere as (or assigned) a tensor."""
 
     host_fields: frozenset[str] = frozenset()
+    array_fields: frozenset[str] = frozenset()
 
 
 def index_package(sources: Iterable[tuple[str, str]]) -> PackageFacts:
@@ -36,7 +49,13 @@ def index_package(sources: Iterable[tuple[str, str]]) -> PackageFacts:
     is left out."""
     kept: set[str] = set()
     moved: set[str] = set()
+    arrays: set[str] = set()
+    tensors: set[str] = set()
     for filename, text in sources:
+        if "ndarray" in text or "NDArray" in text:
+            arrays.update(_ARRAY_DECLARED.findall(text))
+        if "torch" in text:
+            tensors.update(_TENSOR_DECLARED.findall(text))
         if KEEP_ON_CPU not in text and _FIELD_CONFIG not in text:
             continue
         try:
@@ -46,7 +65,7 @@ def index_package(sources: Iterable[tuple[str, str]]) -> PackageFacts:
         kept.update(declared_host_fields(tree, text))
         if _FIELD_CONFIG in text:
             moved.update(_moved_fields(tree))
-    return PackageFacts(frozenset(kept - moved))
+    return PackageFacts(frozenset(kept - moved), frozenset(arrays - tensors))
 
 
 def _moved_fields(tree: ast.Module) -> set[str]:
