@@ -94,6 +94,7 @@ class ModuleLinter(FastVisitor):
             self.scopes = build_scopes(tree)
             self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
             self.classifier.host_fields = declared_host_fields(tree, source)
+            self.classifier.lines = self.lines
             if package is not None:
                 self.classifier.package_host_fields = package.host_fields - self.classifier.host_fields
                 self.classifier.package_array_fields = package.array_fields

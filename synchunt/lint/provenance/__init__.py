@@ -75,6 +75,8 @@ class Classifier:
         self.stores: dict[int, dict[str, list[tuple[ast.stmt, int]]]] = {}  # per function (see stores)
         self.uploads: dict[int, dict[str, list[int]]] = {}  # per function (see uploads)
         self.asserted: dict[int, asserted._Index] = {}  # per function (see asserted)
+        self.lines: list[str] = []  # the module's source lines, when known: functions that never say
+        # `non_blocking` or `assert` are not walked for those (empty: every function is)
 
     def call_sites(self) -> dict[int, list[CallSite]]:
         """The module's calls to its own functions (found on first use)."""
@@ -137,7 +139,8 @@ class Classifier:
                 and (found is None or found[0].value is None)):
             # a parameter or a name bound elsewhere, never a local value computed here (`lens = mask.sum(1)`)
             return Where.CPU
-        if result in _UNPLACED and found is not None and uploads.uploaded(self.uploads, node.id, line, *found):
+        if result in _UNPLACED and found is not None and uploads.uploaded(
+                self.uploads, node.id, line, found[0], found[1], self.lines):
             return Where.CPU_NAMED  # the function copies it to the device without blocking: a host tensor
         return _named(node.id, result)
 
@@ -151,7 +154,7 @@ class Classifier:
             return Where.VALUE
         if node.attr in self.host_fields:
             return Where.CPU
-        said = asserted.asserted_where(self.asserted, node, scope, line)
+        said = asserted.asserted_where(self.asserted, node, scope, line, self.lines)
         if said is not None:
             return said  # `assert batch.lens.is_cpu` earlier in the function
         store = stores.dominating_store(self.stores, node, scope, line)

@@ -15,14 +15,17 @@ from synchunt.lint.where import Where
 _Index = tuple[dict[str, list[tuple[int, Where]]], dict[str, list[int]]]
 
 
-def asserted_where(memo: dict[int, _Index], node: ast.Attribute, scope: Scope, line: int) -> Where | None:
-    """Where an ``assert`` of ``scope``'s function before ``line`` says ``node`` is, or None."""
+def asserted_where(memo: dict[int, _Index], node: ast.Attribute, scope: Scope, line: int,
+                   lines: list[str]) -> Where | None:
+    """Where an ``assert`` of ``scope``'s function before ``line`` says ``node`` is, or None. ``lines``: the
+    module's source lines."""
     function = scope.node
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     index = memo.get(id(function))
     if index is None:
-        index = memo[id(function)] = _index(function)
+        says = any("assert" in text for text in lines[function.lineno - 1:function.end_lineno])
+        index = memo[id(function)] = _index(function) if says or not lines else ({}, {})
     checks, stores = index
     dotted = dotted_name(node)
     if dotted is None or dotted not in checks:

@@ -18,15 +18,17 @@ from synchunt.lint.where import name_says_host
 _Index = dict[str, list[int]]
 
 
-def uploaded(memo: dict[int, _Index], name: str, line: int, binding: Binding, scope: Scope) -> bool:
+def uploaded(memo: dict[int, _Index], name: str, line: int, binding: Binding, scope: Scope,
+             lines: list[str]) -> bool:
     """Whether ``scope``'s function copies ``name``, as ``binding`` binds it, to the device without blocking on
-    a line other than ``line`` (the copy is no evidence about itself)."""
+    a line other than ``line`` (the copy is no evidence about itself). ``lines``: the module's source lines."""
     function = scope.node
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     index = memo.get(id(function))
     if index is None:
-        index = memo[id(function)] = _uploads(function)
+        says = any("non_blocking" in text for text in lines[function.lineno - 1:function.end_lineno])
+        index = memo[id(function)] = _uploads(function) if says or not lines else {}
     for copied in index.get(name, ()):
         if copied != line:
             found = scope.lookup(name, copied)
