@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from synchunt.lint.provenance.syntax import device_check, dotted_name
+from synchunt.lint.provenance.syntax import device_check, dotted_name, function_index, own_nodes
 from synchunt.lint.scopes import Scope
 from synchunt.lint.where import Where
 
@@ -19,13 +19,9 @@ def asserted_where(memo: dict[int, _Index], node: ast.Attribute, scope: Scope, l
                    lines: list[str]) -> Where | None:
     """Where an ``assert`` of ``scope``'s function before ``line`` says ``node`` is, or None. ``lines``: the
     module's source lines."""
-    function = scope.node
-    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    index = memo.get(id(function))
+    index = function_index(memo, scope, lines, "assert", _index, ({}, {}))
     if index is None:
-        says = any("assert" in text for text in lines[function.lineno - 1:function.end_lineno])
-        index = memo[id(function)] = _index(function) if says or not lines else ({}, {})
+        return None
     checks, stores = index
     dotted = dotted_name(node)
     if dotted is None or dotted not in checks:
@@ -44,12 +40,7 @@ def asserted_where(memo: dict[int, _Index], node: ast.Attribute, scope: Scope, l
 def _index(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Index:
     checks: dict[str, list[tuple[int, Where]]] = {}
     stores: dict[str, list[int]] = {}
-    pending: list[ast.AST] = list(ast.iter_child_nodes(function))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue  # their statements run elsewhere
-        pending.extend(ast.iter_child_nodes(node))
+    for node in own_nodes(function):
         if isinstance(node, ast.Assert):
             tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
                 else [node.test]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from synchunt.lint.scopes import Binding, Scope
 from synchunt.lint.where import Where
@@ -60,3 +62,33 @@ def device_check(test: ast.expr) -> tuple[str, Where] | None:
     if name is None or on_host is None:
         return None
     return name, Where.CPU if on_host != flipped else Where.DEVICE
+
+
+T = TypeVar("T")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def function_index(memo: dict[int, T], scope: Scope, lines: list[str], word: str,
+                   build: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], T], empty: T) -> T | None:
+    """``build`` of ``scope``'s function, once per function (``None`` outside one); ``empty`` when none of its
+    lines says ``word`` (``lines``: the module's source lines; none known: every function is built)."""
+    function = scope.node
+    if not isinstance(function, _FUNCTIONS):
+        return None
+    index = memo.get(id(function))
+    if index is None:
+        says = not lines or any(word in text for text in lines[function.lineno - 1:function.end_lineno])
+        index = memo[id(function)] = build(function) if says else empty
+    return index
+
+
+def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of a function's body, but not those of the functions, lambdas and classes defined in it (their
+    statements run elsewhere, and their names are their own)."""
+    pending: list[ast.AST] = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+        yield node

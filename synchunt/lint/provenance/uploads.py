@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from synchunt.lint.provenance.syntax import constant_device, keyword
+from synchunt.lint.provenance.syntax import constant_device, function_index, keyword, own_nodes
 from synchunt.lint.scopes import Binding, Scope
 from synchunt.lint.where import name_says_host
 
@@ -22,14 +22,8 @@ def uploaded(memo: dict[int, _Index], name: str, line: int, binding: Binding, sc
              lines: list[str]) -> bool:
     """Whether ``scope``'s function copies ``name``, as ``binding`` binds it, to the device without blocking on
     a line other than ``line`` (the copy is no evidence about itself). ``lines``: the module's source lines."""
-    function = scope.node
-    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    index = memo.get(id(function))
-    if index is None:
-        says = any("non_blocking" in text for text in lines[function.lineno - 1:function.end_lineno])
-        index = memo[id(function)] = _uploads(function) if says or not lines else {}
-    for copied in index.get(name, ()):
+    index = function_index(memo, scope, lines, "non_blocking", _uploads, {})
+    for copied in (index or {}).get(name, ()):
         if copied != line:
             found = scope.lookup(name, copied)
             if found is not None and found[0] is binding:
@@ -39,12 +33,7 @@ def uploaded(memo: dict[int, _Index], name: str, line: int, binding: Binding, sc
 
 def _uploads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Index:
     index: _Index = {}
-    pending: list[ast.AST] = list(ast.iter_child_nodes(function))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue  # their names are their own
-        pending.extend(ast.iter_child_nodes(node))
+    for node in own_nodes(function):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Name) and _to_device_async(node)):
             index.setdefault(node.func.value.id, []).append(node.lineno)
