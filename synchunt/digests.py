@@ -88,9 +88,9 @@ def recall(memo: Path, path: str | Path) -> str | None:
         fields = (memo / _memo_name(path, now)).read_text().split()
     except (OSError, UnicodeDecodeError):
         return None
-    if len(fields) != 6 or not all(field.isdigit() for field in fields[:5]):
-        return None
-    return fields[5] if tuple(int(field) for field in fields[:5]) == now else None
+    if len(fields) != 6 or fields[:5] != [str(part) for part in now]:
+        return None  # another identity, or not a memo this module wrote (compared as text: nothing to parse)
+    return fields[5]
 
 
 def prefetch(paths: Iterable[str | Path], memo: Path | None = None) -> threading.Thread | None:
@@ -168,8 +168,11 @@ def _remember(memo: Path, path: str | Path, hashed: Identity, digest: str, began
         memo.mkdir(parents=True, exist_ok=True)
         target = memo / _memo_name(path, hashed)
         partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        partial.write_text(" ".join(map(str, hashed)) + f" {digest}\n")
-        os.replace(partial, target)
+        try:
+            partial.write_text(" ".join(map(str, hashed)) + f" {digest}\n")
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
         _prune(memo)
     except OSError:
         pass  # best effort: the next command hashes the file again

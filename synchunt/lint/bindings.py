@@ -78,14 +78,18 @@ def _is_array_check(test: ast.expr) -> str | None:
     return test.args[0].id if names and all(name in plain for name in names) else None
 
 
-def _is_tensor_check(test: ast.expr) -> str | None:
-    """The name that ``isinstance(name, torch.Tensor)`` / ``torch.is_tensor(name)`` proves a tensor."""
+def _is_tensor_check(test: ast.expr) -> tuple[str, bool] | None:
+    """The name that ``isinstance(name, torch.Tensor)`` / ``torch.is_tensor(name)`` proves a tensor, and whether
+    failing it proves the name no tensor (not for a subclass: a plain tensor fails ``isinstance(x, DTensor)``)."""
     if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)):
         return None
     func = ast.unparse(test.func)
     if func == "isinstance" and len(test.args) == 2 and ast.unparse(test.args[1]).endswith("Tensor"):
-        return test.args[0].id
-    return test.args[0].id if func.endswith("is_tensor") and len(test.args) == 1 else None
+        return test.args[0].id, ast.unparse(test.args[1]) in {"torch.Tensor", "Tensor"}
+    return (test.args[0].id, True) if func.endswith("is_tensor") and len(test.args) == 1 else None
+
+
+_STRAIGHT = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Assert, ast.Import, ast.ImportFrom, ast.Pass)
 
 
 class ScopeBuilder(FastVisitor):
@@ -174,9 +178,9 @@ class ScopeBuilder(FastVisitor):
     def visit_If(self, node: ast.If) -> None:
         end = max(statement.end_lineno or statement.lineno for statement in node.body)
         negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
-        name = _is_tensor_check(node.test.operand if negated else node.test)  # type: ignore[attr-defined]
-        if name is not None:
-            self._narrow_tensor(node, name, negated, end)
+        checked = _is_tensor_check(node.test.operand if negated else node.test)  # type: ignore[attr-defined]
+        if checked is not None:
+            self._narrow_tensor(node, *checked, negated, end)
         name = _is_array_check(node.test)
         if name is not None:  # `if isinstance(x, np.ndarray):` x is a numpy array there
             self.scope.bind(name, Binding(node.lineno, fixed=Where.VALUE, until=end))
@@ -194,35 +198,49 @@ class ScopeBuilder(FastVisitor):
                 self.scope.bind(name, Binding(end, fixed=outside, until=self.scope.node.end_lineno))
         self.generic_visit(node)
 
-    def _narrow_tensor(self, node: ast.If, name: str, negated: bool, end: int) -> None:
+    def _narrow_tensor(self, node: ast.If, name: str, exact: bool, negated: bool, end: int) -> None:
         """``if isinstance(x, torch.Tensor):`` x is a tensor in the body (where it lives is what was known before
-        the check) and not one in the ``else`` (or below, when the body returns); ``not`` swaps the two."""
+        the check) and, for ``torch.Tensor`` itself (``exact``), not one in the ``else``, or below an ``if`` of
+        the function's own statements whose body returns; ``not`` swaps the two."""
         known = ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node.test)
         tensor = Binding(node.lineno, known, at_least=Where.TENSOR)
-        other = Binding(node.lineno, fixed=Where.VALUE)
+        other = Binding(node.lineno, fixed=Where.VALUE) if exact else None
         inside, outside = (other, tensor) if negated else (tensor, other)
-        self.scope.bind(name, replace(inside, until=end))
+        if inside is not None:
+            self.scope.bind(name, replace(inside, until=end))
+        if outside is None:
+            return
+        body = self._top_level()
         if node.orelse:
             start = node.orelse[0].lineno
             self.scope.bind(name, replace(outside, line=start - 1, until=max(
                 item.end_lineno or item.lineno for item in node.orelse)))
-        elif exits_block(node.body) and self.scope.node is not None:
-            self.scope.bind(name, replace(outside, line=end, until=self.scope.node.end_lineno))
+        elif exits_block(node.body) and body is not None and any(statement is node for statement in body):
+            self.scope.bind(name, replace(outside, line=end, until=self.scope.node.end_lineno))  # type: ignore[union-attr]
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        if self.scope.node is None:
-            return
+        body = self._top_level()
+        if body is None or not any(statement is node for statement in body):
+            return  # only an assertion every path through the function meets says where a value is
         tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [
             node.test]
+        # straight-line statements before it: every call that reaches them reaches the assertion
+        straight = all(isinstance(statement, _STRAIGHT) for statement in body[:next(
+            index for index, statement in enumerate(body) if statement is node)])
         for test in tests:
             checked = _plain_name(device_check(test))
             if checked is not None:  # `assert x.device.type == "cpu"`: below, x is where the assertion says
                 name, where = checked
                 known = self.scope.lookup(name, node.lineno)
                 # of a parameter not bound again before it, it says where the argument was from the start
-                start = self.scope.node.lineno if known is not None and known[1] is self.scope and (
+                start = self.scope.node.lineno if straight and known is not None and known[1] is self.scope and (
                     known[0].parameter or known[0].line == self.scope.node.lineno) else node.lineno
                 self.scope.bind(name, Binding(start, fixed=where, until=self.scope.node.end_lineno))
+
+    def _top_level(self) -> list[ast.stmt] | None:
+        """The statements of the function this scope is (None at module or class level)."""
+        node = self.scope.node
+        return node.body if node is not None and self.klass is None else None
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:

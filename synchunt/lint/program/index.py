@@ -63,9 +63,10 @@ class ProgramIndex:
         # vendored packages imported by their own name (`vllm/third_party/triton_kernels` as `triton_kernels`,
         # put on sys.path or in sys.modules): a dotted tail of a module's name, when no other module has it
         tails: dict[str, set[str]] = {}
-        for name in self.modules:
+        for name, summary in self.modules.items():
             parts = name.split(".")
-            for start in range(1, len(parts) - 1):
+            # a package's own name too (`triton_kernels`); a plain module's alone says too little (`utils`)
+            for start in range(1, len(parts) - (0 if summary.is_package else 1)):
                 tails.setdefault(".".join(parts[start:]), set()).add(name)
         self.names.update({tail: next(iter(found)) for tail, found in tails.items()
                            if len(found) == 1 and tail not in spelled})

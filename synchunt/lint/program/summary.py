@@ -125,7 +125,10 @@ class _Uses:
                 if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
                     references[node.attr] += 1  # type: ignore[attr-defined]
                 if type(node.value) is ast.Name:  # type: ignore[attr-defined]
-                    owners[node.value.id] += 1  # type: ignore[attr-defined]
+                    if node.attr.startswith("__"):  # type: ignore[attr-defined]
+                        references[node.value.id] += 1  # type: ignore[attr-defined]  (`f.__get__(obj)`: handed on)
+                    else:
+                        owners[node.value.id] += 1  # type: ignore[attr-defined]
                     continue
             elif kind is ast.Constant:
                 value = node.value  # type: ignore[attr-defined]

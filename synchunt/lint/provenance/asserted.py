@@ -1,6 +1,7 @@
 """A dotted attribute the function asserts to be on the host (or the device): ``assert result.accept_lens.is_cpu``
-then ``result.accept_lens.tolist()``. The assertion holds from its line until the function stores that
-attribute (or an object on its path) again; plain names are narrowed by the scopes
+then ``result.accept_lens.tolist()``. An assertion among the function's own statements (not inside a branch, a
+loop or a ``try``: every path meets it) holds from its line until the function stores that attribute (or an
+object on its path) again; plain names are narrowed by the scopes
 (:mod:`synchunt.lint.bindings`)."""
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def asserted_where(memo: dict[int, _Index], node: ast.Attribute, scope: Scope, l
 def _index(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Index:
     checks: dict[str, list[tuple[int, Where]]] = {}
     stores: dict[str, list[int]] = {}
+    top_level = {id(statement) for statement in function.body}  # an assertion every path meets
     for node in own_nodes(function):
-        if isinstance(node, ast.Assert):
+        if isinstance(node, ast.Assert) and id(node) in top_level:
             tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
                 else [node.test]
             for test in tests:

@@ -41,7 +41,7 @@ _COPIES = frozenset({"tensor", "as_tensor", "asarray"})  # built from their data
 
 def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
     func = node.func
-    if (dotted_name(func) or "").rsplit(".", 1)[-1] in MODULE_TENSORS:
+    if _torch_path(c, func).rsplit(".", 1)[-1] in MODULE_TENSORS:
         data = node.args[0] if node.args else keyword(node, "data")
         if isinstance(data, ast.Call) and keyword(data, "device") is not None:
             return c.where(data, scope, line)  # `nn.Parameter(torch.zeros(n, device="cpu"))`: placed on purpose
@@ -89,6 +89,20 @@ def classify(c: Classifier, node: ast.Call, scope: Scope, line: int) -> Where:
     elif method in TENSOR_ONLY_METHODS:
         return Where.TENSOR
     return Where.CPU_NAMED if passing.host_in_host_out(c, node, scope, line) else Where.UNKNOWN
+
+
+def _torch_path(c: Classifier, func: ast.expr) -> str:
+    """What torch calls ``func`` in the module's imports (``nn.Parameter`` for ``nn.Parameter`` after ``from torch
+    import nn``, or for ``Parameter`` after ``from torch.nn import Parameter``); "" for anything not torch's."""
+    dotted = dotted_name(func)
+    if dotted is None:
+        return ""
+    root, _, rest = dotted.partition(".")
+    if root in c.torch_aliases:
+        return f"{c.torch_aliases[root]}{rest}".strip(".")
+    if root in c.torch_functions:
+        return f"{c.torch_functions[root]}.{rest}".strip(".")
+    return ""
 
 
 def _name_call(c: Classifier, name: str, node: ast.Call, scope: Scope, line: int) -> Where:

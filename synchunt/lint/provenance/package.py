@@ -23,12 +23,14 @@ from synchunt.lint.provenance.host_fields import KEEP_ON_CPU, declared_host_fiel
 _FIELD_CONFIG = "FieldConfig"  # vLLM's `MultiModalFieldConfig.batched(...)`, `.shared(...)`, `.flat_from_sizes(...)`
 
 
-# `num_scheduled_tokens: np.ndarray` (a field, or `self.x: npt.NDArray[np.int32] = ...`), and what says a tensor
+# `num_scheduled_tokens: np.ndarray` (a field, or `self.x: npt.NDArray[np.int32] = ...`): the annotation alone up to
+# the line's end, a default or a comment (not `np.ndarray | torch.Tensor`, not a docstring's sentence); and any
+# annotation that names a tensor (`Optional["torch.Tensor"]`, `np.ndarray | Tensor`) or a `torch.` assignment
 _ARRAY_DECLARED = re.compile(
-    r"^[ \t]*(?:self\.)?(\w+)[ \t]*:[ \t]*[\"']?(?:Optional\[)?(?:np|numpy|npt)\.(?:ndarray|NDArray)\b", re.M)
+    r"^[ \t]*(?:self\.)?(\w+)[ \t]*:[ \t]*[\"']?(?:Optional\[)?(?:np|numpy|npt)\.(?:ndarray|NDArray)"
+    r"(?:\[[^\]\n]*\])?[\"']?\]?[ \t]*(?:=|#|$)", re.M)
 _TENSOR_DECLARED = re.compile(
-    r"^[ \t]*(?:self\.)?(\w+)[ \t]*(?::[ \t]*[\"']?(?:Optional\[)?(?:torch\.)?(?:Tensor|nn\.Parameter)\b"
-    r"|=[ \t]*torch\.)", re.M)
+    r"^[ \t]*(?:self\.)?(\w+)[ \t]*(?::[^=\n]*\b(?:Tensor|Parameter)\b|=[ \t]*torch\.)", re.M)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ def device_check(test: ast.expr) -> tuple[str, Where] | None:
 
 T = TypeVar("T")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def function_index(memo: dict[int, T], scope: Scope, lines: list[str], word: str,
@@ -83,12 +84,12 @@ def function_index(memo: dict[int, T], scope: Scope, lines: list[str], word: str
 
 
 def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    """The nodes of a function's body, but not those of the functions, lambdas and classes defined in it (their
-    statements run elsewhere, and their names are their own)."""
+    """The nodes of a function's body, but not those of the functions, lambdas, classes and comprehensions in it
+    (their statements run elsewhere, or their names are their own)."""
     pending: list[ast.AST] = list(ast.iter_child_nodes(function))
     while pending:
         node = pending.pop()
-        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef, *_COMPREHENSIONS)):
             continue
         pending.extend(ast.iter_child_nodes(node))
         yield node

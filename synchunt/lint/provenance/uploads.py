@@ -51,6 +51,8 @@ def _to_device_async(call: ast.Call) -> bool:
     if method != "to":
         return False
     target = keyword(call, "device") or (call.args[0] if call.args else None)
+    if isinstance(target, ast.Call) and target.args:  # `torch.device("cpu")`, `torch.device("cuda", 1)`
+        target = target.args[0]
     if target is None:
         return False
     text = constant_device(target)

@@ -2,7 +2,8 @@
 """`assert x.device.type == "cpu"` says where `x` is for the rest of the function (from the start, for a
 parameter bound nowhere else), so tensors built on `x.device` and views of `x` are host tensors; an assertion
 that `x` is on the device says the reverse, and a later rebinding ends what the assertion said. The same holds
-for a dotted name (`assert self.lens.is_cpu`) until the function stores it again."""
+for a dotted name (`assert self.lens.is_cpu`) until the function stores it again. Only an assertion among the
+function's own statements counts (one inside a branch says nothing, not even in that branch)."""
 import torch
 
 
@@ -47,3 +48,26 @@ class Result:
     def checked_on_the_device(self):
         assert self.next_token_ids.is_cuda
         return self.next_token_ids.max().item()  # expect: SH109 high
+
+
+def asserted_on_one_path(lengths: torch.Tensor, mode: str):
+    if mode == "host":
+        assert lengths.is_cpu
+        return lengths.tolist()  # expect: SH201 medium
+    return int(lengths.max())  # expect: SH109 medium
+
+
+def asserted_after_a_return(lengths: torch.Tensor, cached):
+    if cached is not None:
+        return int(lengths.max())  # expect: SH109 medium
+    assert lengths.device.type == "cpu"
+    return lengths.tolist()
+
+
+class Checked:
+    lens: torch.Tensor
+
+    def on_one_path(self, mode: str):
+        if mode == "host":
+            assert self.lens.is_cpu
+        return self.lens.tolist()  # expect: SH201 medium

@@ -17,5 +17,9 @@ def names(df: pl.DataFrame):
     return set(df["name"].unique().to_list()), sorted(df["step"].unique().to_list())
 
 
+def sentinel(x: torch.Tensor):
+    return "unset" if x == "unset" else x
+
+
 def tensor_names(frame, ids: torch.Tensor):
     return torch.unique(ids).tolist()  # expect: SH105 medium, SH201 medium

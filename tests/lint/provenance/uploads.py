@@ -27,3 +27,15 @@ def copied_to_the_host(counts: torch.Tensor):
 def a_dtype_is_not_a_device(counts: torch.Tensor):
     wide = counts.to(torch.int64, non_blocking=True)
     return wide, int(counts.max())  # expect: SH109 medium
+
+
+def rebound_elsewhere(seq_lens: torch.Tensor, device, other: torch.Tensor):
+    uploaded = seq_lens.to(device, non_blocking=True)
+    seq_lens = torch.empty_like(other)
+    return uploaded, int(seq_lens.max())  # expect: SH109 medium
+
+
+def to_a_host_device(counts: torch.Tensor):
+    staged = counts.to(torch.device("cpu"), non_blocking=True)  # expect: SH201 low
+    return staged, int(counts.max())  # expect: SH109 medium
+
