@@ -125,9 +125,12 @@ import torch
 
 
 class InputBatch:
+    """positions: np.ndarray of the batch's token positions (a docstring, not a declaration)"""
+
     num_scheduled_tokens: np.ndarray
     query_start_loc: "npt.NDArray[np.int32]"
     seq_lens: np.ndarray
+    block_table: np.ndarray | torch.Tensor
 
     def __init__(self):
         self.positions: torch.Tensor = torch.zeros(8)
