@@ -29,7 +29,7 @@ from pathlib import Path
 
 READ_BYTES = 1 << 20  # the hash's read buffer: fits the CPU cache (4-8 MiB buffers hash slower)
 SETTLED_NS = 2_000_000_000  # unchanged this long before its hashing: the file's times say all (FAT: 2 s)
-MEMO_FILES = 4096  # remembered digests kept; the oldest beyond this are removed
+MEMO_FILES = 4096  # remembered digests kept; the least recently used beyond this are removed
 
 Identity = tuple[int, int, int, int, int]  # device, inode, size, modification and change times (ns)
 # the file's identity before its hashing, its digest, its identity after, when the hashing began (ns since the epoch)
@@ -90,6 +90,8 @@ def recall(memo: Path, path: str | Path) -> str | None:
         return None
     if len(fields) != 6 or fields[:5] != [str(part) for part in now]:
         return None  # another identity, or not a memo this module wrote (compared as text: nothing to parse)
+    with contextlib.suppress(OSError):
+        os.utime(memo / _memo_name(path, now))  # recently used: kept longest when the memo is pruned
     return fields[5]
 
 

@@ -147,12 +147,13 @@ VENDORED = {
 import app.loader
 from app.ops import fast
 import kernels.routing as routing
+from app.loader import patched
 from kernels import launch
 from kernels.numerics import convert
 
 
 def step(t, model):
-    model.forward = app.loader.patched.__get__(model)
+    model.forward = patched.__get__(model)
     return fast(t), routing.route(t), convert(t), app.loader.load(t), launch(t)
 ''',
     "app/ops.py": '''
@@ -232,9 +233,10 @@ def convert_torch(t: torch.Tensor):
 
 def test_imports_by_a_vendored_name_by_module_and_of_assigned_names_are_followed(tmp_path):
     """`import kernels.routing` and `from kernels import launch` of `app/third_party/kernels` (put on sys.path or
-    in sys.modules by the app) name those modules; `import app.loader` and `from app.ops import fast` (a name bound by assignment) import
-    theirs. Their modules are then no entry points: what nothing calls in them is unreached. A function read
-    as an object (`reference.cache`) or wrapped by `lru_cache` is still called only by its name."""
+    in sys.modules by the app) name those modules; `import app.loader` and `from app.ops import fast` (a name
+    bound by assignment) import theirs. Their modules are then no entry points: what nothing calls in them is
+    unreached. A function read as an object (`reference.cache`) or wrapped by `lru_cache` is still called only by
+    its name; one handed on through `patched.__get__(model)` may be called from anywhere."""
     for name, text in VENDORED.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
