@@ -131,6 +131,7 @@ class InputBatch:
     query_start_loc: "npt.NDArray[np.int32]"
     seq_lens: np.ndarray
     block_table: np.ndarray | torch.Tensor
+    num_drafts: np.ndarray | None
 
     def __init__(self):
         self.positions: torch.Tensor = torch.zeros(8)
@@ -160,7 +161,7 @@ def test_a_field_another_file_declares_a_numpy_array_is_a_host_value(tmp_path):
     (tmp_path / "batch.py").write_text(BATCH)
     (tmp_path / "runner.py").write_text(RUNNER)
     facts = index_package([("batch.py", BATCH), ("runner.py", RUNNER)])
-    assert facts.array_fields == {"num_scheduled_tokens", "query_start_loc"}
+    assert facts.array_fields == {"num_scheduled_tokens", "query_start_loc", "num_drafts"}
     found = {finding.line: finding.confidence for finding in lint_paths([tmp_path], select=["SH109", "SH201"])}
     assert found[9] == found[10] == Confidence.LOW  # host memory by a name: as a `*_cpu` name would say
     # seq_lens (a tensor in runner.py), positions, the device copy, t

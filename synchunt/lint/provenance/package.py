@@ -23,12 +23,13 @@ from synchunt.lint.provenance.host_fields import KEEP_ON_CPU, declared_host_fiel
 _FIELD_CONFIG = "FieldConfig"  # vLLM's `MultiModalFieldConfig.batched(...)`, `.shared(...)`, `.flat_from_sizes(...)`
 
 
-# `num_scheduled_tokens: np.ndarray` (a field, or `self.x: npt.NDArray[np.int32] = ...`): the annotation alone up to
-# the line's end, a default or a comment (not `np.ndarray | torch.Tensor`, not a docstring's sentence); and any
-# annotation that names a tensor (`Optional["torch.Tensor"]`, `np.ndarray | Tensor`) or a `torch.` assignment
+# `num_scheduled_tokens: np.ndarray` (a field, or `self.x: npt.NDArray[np.int32] = ...`): the annotation alone (or
+# with `| None`) up to the line's end, a default or a comment: not `np.ndarray | torch.Tensor`, not a docstring's
+# sentence. And any annotation that names a tensor (`Optional["torch.Tensor"]`, `np.ndarray | Tensor`), or a
+# `torch.` assignment
 _ARRAY_DECLARED = re.compile(
     r"^[ \t]*(?:self\.)?(\w+)[ \t]*:[ \t]*[\"']?(?:Optional\[)?(?:np|numpy|npt)\.(?:ndarray|NDArray)"
-    r"(?:\[[^\]\n]*\])?[\"']?\]?[ \t]*(?:=|#|$)", re.M)
+    r"(?:\[[^\]\n]*\])?[\"']?\]?(?:[ \t]*\|[ \t]*None)?[ \t]*(?:=|#|$)", re.M)
 _TENSOR_DECLARED = re.compile(
     r"^[ \t]*(?:self\.)?(\w+)[ \t]*(?::[^=\n]*\b(?:Tensor|Parameter)\b|=[ \t]*torch\.)", re.M)
 
