@@ -88,7 +88,7 @@ def recall(memo: Path, path: str | Path) -> str | None:
         fields = (memo / _memo_name(path, now)).read_text().split()
     except (OSError, UnicodeDecodeError):
         return None
-    if len(fields) != 6 or fields[:5] != [str(part) for part in now]:
+    if len(fields) != 6 or fields[:5] != [str(part) for part in now] or not _is_digest(fields[5]):
         return None  # another identity, or not a memo this module wrote (compared as text: nothing to parse)
     with contextlib.suppress(OSError):
         os.utime(memo / _memo_name(path, now))  # recently used: kept longest when the memo is pruned
@@ -153,6 +153,11 @@ def _hash_all(jobs: list[tuple[str | Path, _Pending]]) -> None:
             pending.set((before, digest, identity(path), began))
         except Exception:  # unreadable now: whoever asks hashes it (and meets the error) itself
             pending.set(None)
+
+
+def _is_digest(text: str) -> bool:
+    """An xxh3-128 hex digest, as the cache's entry names hold it (nothing else may name a file there)."""
+    return len(text) == 32 and all(character in "0123456789abcdef" for character in text)
 
 
 def _memo_name(path: str | Path, now: Identity) -> str:

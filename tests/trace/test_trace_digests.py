@@ -148,14 +148,14 @@ def test_a_prefetched_digest_is_remembered(tmp_path, settled, monkeypatch):
 
 
 @pytest.mark.parametrize("content", ["", "garbage", "1 2 3 4 5", "1 2 3 4 x digest", "\xff\xfe", "\u00b2 2 3 4 5 d",
-                                     "9" * 5000 + " 2 3 4 5 d"])
+                                     "9" * 5000 + " 2 3 4 5 d", "IDENTITY ../../escaped"])
 def test_a_broken_memo_is_a_miss(tmp_path, settled, content):
     path = tmp_path / "t.json"
     path.write_bytes(kineto_layout(many_events(30)))
     memo = tmp_path / "memo"
     digests.content_digest(path, memo)
     (entry,) = memo.iterdir()
-    entry.write_text(content, errors="surrogateescape")
+    entry.write_text(content.replace("IDENTITY", " ".join(map(str, digests.identity(path)))), errors="surrogateescape")
     assert digests.recall(memo, path) is None
     assert digests.prefetch([path], memo) is not None  # hashed again, no traceback
     assert digests.content_digest(path, memo) == digests._hash(path)
