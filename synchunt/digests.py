@@ -84,14 +84,15 @@ def recall(memo: Path, path: str | Path) -> str | None:
     now = _identity_or_none(path)
     if now is None:
         return None
+    entry = memo / _memo_name(path, now)
     try:
-        fields = (memo / _memo_name(path, now)).read_text().split()
+        fields = entry.read_text().split()
     except (OSError, UnicodeDecodeError):
         return None
     if len(fields) != 6 or fields[:5] != [str(part) for part in now] or not _is_digest(fields[5]):
         return None  # another identity, or not a memo this module wrote (compared as text: nothing to parse)
     with contextlib.suppress(OSError):
-        os.utime(memo / _memo_name(path, now))  # recently used: kept longest when the memo is pruned
+        os.utime(entry)  # recently used: kept longest when the memo is pruned
     return fields[5]
 
 

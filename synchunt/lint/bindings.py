@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from synchunt.lint.provenance.syntax import device_check
+from synchunt.lint.provenance.syntax import asserted_checks, device_check
 from synchunt.lint.scopes import (
     ITER,
     Binding,
@@ -210,37 +210,38 @@ class ScopeBuilder(FastVisitor):
             self.scope.bind(name, replace(inside, until=end))
         if outside is None:
             return
-        body = self._top_level()
         if node.orelse:
             start = node.orelse[0].lineno
             self.scope.bind(name, replace(outside, line=start - 1, until=max(
                 item.end_lineno or item.lineno for item in node.orelse)))
-        elif exits_block(node.body) and body is not None and any(statement is node for statement in body):
+        elif exits_block(node.body) and self._own_position(node) is not None:
             self.scope.bind(name, replace(outside, line=end, until=self.scope.node.end_lineno))  # type: ignore[union-attr]
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        body = self._top_level()
-        if body is None or not any(statement is node for statement in body):
+        position = self._own_position(node)
+        if position is None:
             return  # only an assertion every path through the function meets says where a value is
-        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [
-            node.test]
+        function = self.scope.node
+        assert function is not None
         # straight-line statements before it: every call that reaches them reaches the assertion
-        straight = all(isinstance(statement, _STRAIGHT) for statement in body[:next(
-            index for index, statement in enumerate(body) if statement is node)])
-        for test in tests:
-            checked = _plain_name(device_check(test))
-            if checked is not None:  # `assert x.device.type == "cpu"`: below, x is where the assertion says
-                name, where = checked
-                known = self.scope.lookup(name, node.lineno)
-                # of a parameter not bound again before it, it says where the argument was from the start
-                start = self.scope.node.lineno if straight and known is not None and known[1] is self.scope and (
-                    known[0].parameter or known[0].line == self.scope.node.lineno) else node.lineno
-                self.scope.bind(name, Binding(start, fixed=where, until=self.scope.node.end_lineno))
+        straight = all(isinstance(statement, _STRAIGHT) for statement in function.body[:position])
+        for name, where in asserted_checks(node):
+            if "." in name:
+                continue  # a dotted name: synchunt.lint.provenance.asserted
+            # `assert x.device.type == "cpu"`: below, x is where the assertion says; of a parameter not bound
+            # again before it, it says where the argument was from the start
+            known = self.scope.lookup(name, node.lineno)
+            start = function.lineno if straight and known is not None and known[1] is self.scope and (
+                known[0].parameter or known[0].line == function.lineno) else node.lineno
+            self.scope.bind(name, Binding(start, fixed=where, until=function.end_lineno))
 
-    def _top_level(self) -> list[ast.stmt] | None:
-        """The statements of the function this scope is (None at module or class level)."""
-        node = self.scope.node
-        return node.body if node is not None and self.klass is None else None
+    def _own_position(self, node: ast.stmt) -> int | None:
+        """Where ``node`` is among the statements of the function this scope is (None when it is nested in a
+        block, or at module or class level)."""
+        function = self.scope.node
+        if function is None or self.klass is not None:
+            return None
+        return next((index for index, statement in enumerate(function.body) if statement is node), None)
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from synchunt.lint.provenance.syntax import device_check, dotted_name, function_index, own_nodes
+from synchunt.lint.provenance.syntax import asserted_checks, dotted_name, function_index, own_nodes
 from synchunt.lint.scopes import Scope
 from synchunt.lint.where import Where
 
@@ -40,20 +40,15 @@ def asserted_where(memo: dict[int, _Index], node: ast.Attribute, scope: Scope, l
 
 def _index(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Index:
     checks: dict[str, list[tuple[int, Where]]] = {}
+    for statement in function.body:  # an assertion among its own statements: every path meets it (in order)
+        if isinstance(statement, ast.Assert):
+            for name, where in asserted_checks(statement):
+                if "." in name:
+                    checks.setdefault(name, []).append((statement.lineno, where))
     stores: dict[str, list[int]] = {}
-    top_level = {id(statement) for statement in function.body}  # an assertion every path meets
     for node in own_nodes(function):
-        if isinstance(node, ast.Assert) and id(node) in top_level:
-            tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
-                else [node.test]
-            for test in tests:
-                found = device_check(test)
-                if found is not None and "." in found[0]:
-                    checks.setdefault(found[0], []).append((node.lineno, found[1]))
-        elif isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Store):
             stored = dotted_name(node)
             if stored is not None:
                 stores.setdefault(stored, []).append(node.lineno)
-    for found in checks.values():
-        found.sort(key=lambda item: item[0])
     return checks, stores

@@ -64,6 +64,13 @@ def device_check(test: ast.expr) -> tuple[str, Where] | None:
     return name, Where.CPU if on_host != flipped else Where.DEVICE
 
 
+def asserted_checks(node: ast.Assert) -> list[tuple[str, Where]]:
+    """What ``assert a and b`` says of where names live: each conjunct's `device_check`."""
+    test = node.test
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return [found for found in map(device_check, tests) if found is not None]
+
+
 T = TypeVar("T")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
