@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from synchunt.capture.frame_names import frame_file_resolver
 from synchunt.capture.guard_pass import GuardPass, guard_json, run_guarded
 from synchunt.capture.native import profiler_call
 from synchunt.capture.targets import SHADOW_DEVICE, Target
@@ -29,6 +30,7 @@ from synchunt.source_map import (
     SOURCE_MAP_KEY,
     SourceMap,
     build_source_map,
+    module_files,
     naming_path,
     profiler_search_path,
     search_entries,
@@ -110,13 +112,14 @@ def warmup_note(warmup: int) -> tuple[str, ...]:
             "allocator growth) that steady state does not",)
 
 
-def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = None) -> Capture:
+def capture(target: Target, out_dir: str | Path, settings: CaptureSettings | None = None) -> Capture:
     """Profile ``target``: set up, then warm-up + recorded steps on a thread named ``target.thread_name``.
 
     The profiler starts on that thread, so its Python frames are recorded; other threads' ops are recorded
     too where the installed torch supports ``profile_all_threads``.
     """
     torch = import_torch()
+    out_dir = Path(out_dir)
     settings = settings or CaptureSettings()
     if settings.iterations < 1 or settings.warmup < 0:
         raise TargetError("need at least one recorded iteration and a non-negative warm-up")
@@ -156,7 +159,8 @@ def capture(target: Target, out_dir: Path, settings: CaptureSettings | None = No
                                               for note in outcome["shadow_notes"]],
                                     "device_tensors": outcome["shadow_device_tensors"]}
         final = unique_trace_path(out_dir, target.title)
-        write_gzip_with_metadata(raw_path, final, metadata)
+        write_gzip_with_metadata(raw_path, final, metadata,
+                                 frame_file_resolver(naming, module_files(), sources.canonical))
     records = tuple(metadata[GUARD_PASS_KEY]["records"]) if guard is not None else ()
     return Capture(path=final, metadata=metadata, native_log=native_log, guard_records=records,
                    # the shadow device's notes are the analysis's (every format), not the capture's

@@ -6,9 +6,11 @@ import datetime as _dt
 import gzip
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from synchunt.capture.frame_names import rename_frame_files
 from synchunt.errors import TargetError
 from synchunt.trace.vocab import SYNCHUNT_METADATA_KEY
 
@@ -33,9 +35,13 @@ def unique_trace_path(out_dir: Path, title: str, now: _dt.datetime | None = None
     return candidate
 
 
-def write_gzip_with_metadata(raw_path: Path, final: Path, metadata: dict[str, Any]) -> None:
-    """Splice synchunt's key in as the first member of the trace's top-level object (no re-serializing)."""
+def write_gzip_with_metadata(raw_path: Path, final: Path, metadata: dict[str, Any],
+                             frame_files: Callable[[str], str] | None = None) -> None:
+    """Splice synchunt's key in as the first member of the trace's top-level object (no re-serializing);
+    ``frame_files`` renames the files of the Python frame events (see `synchunt.capture.frame_names`)."""
     body = raw_path.read_bytes().lstrip()
+    if frame_files is not None:
+        body = rename_frame_files(body, frame_files)
     if not body.startswith(b"{"):
         raise TargetError("the profiler wrote an unexpected trace layout")
     try:
