@@ -131,6 +131,25 @@ def test_index_resolves_calls_through_imports_and_reexports(tmp_path):
                                 ("pkg.ops", "Base.hook")}
 
 
+def test_a_class_imported_only_for_annotations_is_not_reexported(tmp_path):
+    """`coordinator: Optional[Coordinator]` uses the import: the class's uncalled methods stay unreached. An import
+    nothing uses at all (a package's API) still makes the class's methods callable from elsewhere."""
+    package = tmp_path / "srv"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'srv'\n")
+    (package / "__init__.py").write_text("")
+    (package / "coord.py").write_text(
+        "import torch\n\n\nclass Coordinator:\n    def step(self, t: torch.Tensor):\n        return t + 1\n\n"
+        "    def oracle(self, t: torch.Tensor):\n        return t.tolist()\n")
+    (package / "sched.py").write_text(
+        "from __future__ import annotations\n\nfrom typing import Optional\n\nfrom srv.coord import Coordinator\n\n\n"
+        "class Scheduler:\n    coordinator: Optional[Coordinator] = None\n\n"
+        "    def run(self, t):\n        return self.coordinator.step(t)\n")
+    assert _by_function(lint_paths([package]))["Coordinator.oracle"][0] == "low"
+    (package / "api.py").write_text("from srv.coord import Coordinator\n")  # re-exported: callable from outside
+    assert _by_function(lint_paths([package]))["Coordinator.oracle"][0] == "medium"
+
+
 def test_namespace_packages_give_longer_names(tmp_path):
     path = tmp_path / "proj" / "ns" / "pkg" / "mod.py"
     path.parent.mkdir(parents=True)

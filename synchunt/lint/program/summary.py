@@ -67,6 +67,9 @@ class ModuleSummary:
     # names used as the object of an attribute (`f.cache`, `Class.method`): that reads the object, it does not
     # call it (a class's `__init__` and an import's use count them; a function's closure does not)
     owners: Counter[str] = field(default_factory=Counter)
+    # names used in type positions only counted here (annotations, `isinstance` types, bases): they call nothing,
+    # but an import used so is the module's own use, not a re-export
+    typed_uses: Counter[str] = field(default_factory=Counter)
     # names looked up at run time: `getattr(self, f"forward_{mode}")` → the pattern "forward_\\w*"
     dynamic_names: set[str] = field(default_factory=set)
     loads: set[str] = field(default_factory=set)  # every module its imports may load (some outside the program)
@@ -113,12 +116,15 @@ class _Uses:
         stack: list[_Item] = [(tree, None, None, False)]
         references = self.summary.references
         owners = self.summary.owners
+        typed_uses = self.summary.typed_uses
         while stack:
             item = stack.pop()
             node, klass, caller, typed = item
             kind = type(node)
             if kind is ast.Name:
-                if not typed and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                if typed:
+                    typed_uses[node.id] += 1  # type: ignore[attr-defined]
+                elif type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
                     references[node.id] += 1  # type: ignore[attr-defined]
                 continue
             if kind is ast.Attribute and not typed:
