@@ -30,3 +30,22 @@ def test_the_table_names_every_rule_the_guard_reports() -> None:
                if rule.guard_ops or any(patch.effect is PatchEffect.REPORT for patch in rule.guard_patches)
                or rule.catch_all}
     assert _table_codes() == guarded
+
+
+def test_the_record_table_names_the_fields_a_record_has() -> None:
+    """Each field docs/guard.md lists for a `SyncRecord` (and the names it gives the stack's frames and the sites
+    of `by_site`) is what the code has: a user copying `record.filename` from the docs must not get an error."""
+    from dataclasses import fields
+
+    from synchunt.guard.records import SyncRecord
+    from synchunt.sites import Frame, SiteCount
+
+    text = GUARD_DOC.read_text(encoding="utf-8")
+    table = text.split("A `SyncRecord` is a frozen dataclass:", 1)[1].split("\n\n", 2)[1]
+    documented = {name for row in table.splitlines()[2:]
+                  for name in re.findall(r"`(\w+)`", row.strip("|").split("|")[0])}
+    assert documented and documented <= {field.name for field in fields(SyncRecord)}
+    frame = re.search(r"`Frame\(([\w, ]+)\)`", text)
+    assert frame is not None and tuple(frame[1].split(", ")) == Frame.__struct_fields__
+    site = re.search(r"\(`SiteCount`: `([\w ]+)`\)", text)
+    assert site is not None and tuple(site[1].split()) == SiteCount.__struct_fields__
