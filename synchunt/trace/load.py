@@ -103,22 +103,41 @@ def map_traces(paths: Sequence[str | Path], reduce: Callable[[Trace], R],
 
 
 def expand(paths: Sequence[str | Path]) -> list[list[Path]]:
-    """The trace files named, one group per argument (a folder's group: the traces it holds)."""
+    """The trace files named, one group per argument (a folder's group: the traces it holds). A file named twice
+    (``run.json ./run.json``, a glob and a folder that both hold it) is read once, where first named: its syncs
+    must not count twice."""
     if not paths:
         raise TraceError("no trace given")
     groups: list[list[Path]] = []
+    seen: set[tuple[int, int] | Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             found = trace_files(path)
             if not found:
                 raise TraceError(f"{path} holds no .json or .json.gz trace")
-            groups.append(found)
         elif path.exists():
-            groups.append([path])
+            found = [path]
         else:
             raise TraceError(f"no such trace: {path}")
+        fresh = [file for file in found if _first_time(file, seen)]
+        if fresh:
+            groups.append(fresh)
     return groups
+
+
+def _first_time(file: Path, seen: set[tuple[int, int] | Path]) -> bool:
+    """Whether ``file`` is named for the first time (by device and inode, so links and other spellings of one
+    file are one; by resolved path where the file cannot be read)."""
+    try:
+        info = file.stat()
+        identity: tuple[int, int] | Path = (info.st_dev, info.st_ino)
+    except OSError:
+        identity = file.resolve()
+    if identity in seen:
+        return False
+    seen.add(identity)
+    return True
 
 
 def trace_files(folder: Path) -> list[Path]:
