@@ -33,7 +33,25 @@ def load_module(module_part: str) -> LoadedModule:
     """Import ``myserve.sched`` (from the working directory or ``sys.path``) or ``myserve/sched.py``."""
     if is_file_spec(module_part):
         return _load_file(Path(module_part))
-    return _import(module_part)
+    imported_before = module_part in sys.modules
+    loaded = _import(module_part)
+    here = _source_in(Path(os.getcwd()), module_part)
+    if imported_before and here is not None and loaded.file is not None and loaded.file != here:
+        # Python hands back the module this process imported first (another project's, in a notebook or a test
+        # session): profiling it would measure other code than the working directory's.
+        raise TargetError(f"{module_part!r} was imported earlier in this process from {loaded.file}, but the "
+                          f"working directory holds {here}; run synchunt in a fresh process, or name the file: "
+                          f"{here}:FUNCTION")
+    return loaded
+
+
+def _source_in(folder: Path, dotted: str) -> Path | None:
+    """The source file ``dotted`` names inside ``folder`` (``a/b.py`` or ``a/b/__init__.py``), if there is one."""
+    base = folder.joinpath(*dotted.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return Path(os.path.abspath(candidate))
+    return None
 
 
 def package_root(file: Path) -> tuple[Path, str | None]:

@@ -50,6 +50,21 @@ def test_file_form_names_the_same_module_from_anywhere(user_dir: Path, tmp_path:
     assert myserve.sched.__file__ == str(user_dir / "myserve" / "sched.py")
 
 
+def test_module_form_refuses_another_projects_module_imported_earlier(user_dir: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """In one process (a notebook, a test session), `myserve.sched:run` from a second project must not profile
+    the first project's module that Python still holds."""
+    resolve_target("myserve.sched:run")
+    second = tmp_path / "second"
+    shutil.copytree(FIXTURES / "myserve", second / "myserve")
+    monkeypatch.chdir(second)
+    with pytest.raises(TargetError, match=r"imported earlier in this process from .*user/myserve/sched\.py, but the "
+                                          r"working directory holds .*second/myserve/sched\.py"):
+        resolve_target("myserve.sched:run")
+    monkeypatch.chdir(user_dir)
+    assert resolve_target("myserve.sched:run").project_root == str(user_dir)  # the same project again: fine
+
+
 def test_setup_return_value_goes_to_the_step(user_dir: Path) -> None:
     target = resolve_target("myserve.sched:step", {"n": "8"}, setup="make_state")
     state = target.setup()
