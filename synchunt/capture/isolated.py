@@ -73,7 +73,7 @@ def _run_passing_output_on(command: list[str], timeout_s: float | None) -> int:
     relay.start()
     try:
         returncode = child.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
+    except BaseException:  # past the time limit, or Ctrl-C here: the child must not run on and write a trace later
         child.kill()
         child.wait()
         raise

@@ -17,6 +17,7 @@ from synchunt.cli.commands import HELP_OPTION_NAMES, command_entries, command_mo
 from synchunt.errors import SynchuntError
 
 ISSUES_URL = "https://github.com/synchunt/synchunt/issues"
+INTERRUPTED = 130  # the exit status of a run stopped by Ctrl-C (128 + SIGINT), as shells report it
 
 
 def __getattr__(name: str) -> Any:
@@ -116,9 +117,9 @@ def main() -> None:
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except typer.Abort:
-        _fail("aborted", 130)
+        _fail("aborted", INTERRUPTED)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        _fail("interrupted", INTERRUPTED)
     except RecursionError:
         _fail("internal error: input nested too deeply for this synchunt (RecursionError); please report it at "
               f"{ISSUES_URL} with the command that failed", 3)
@@ -126,6 +127,8 @@ def main() -> None:
         _fail("internal error: out of memory; try a smaller input or --max-trace-bytes", 3)
     except Exception as error:  # the last line of defence: one line and exit 3, never a traceback
         _internal_error(error)
+    if code == INTERRUPTED:  # typer answers Ctrl-C with exit code 130 and no word; no command exits so itself
+        _fail("interrupted", INTERRUPTED)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -1,0 +1,55 @@
+"""Ctrl-C during `synchunt profile`: one line saying so, exit 130, and the child that runs the target stopped with
+it (left running, it wrote a trace after the user had seen the run end)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+TARGET = textwrap.dedent("""
+    import os
+    import time
+    from pathlib import Path
+
+
+    def stuck():
+        Path("child.pid").write_text(str(os.getpid()))
+        time.sleep(120)
+""")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "State:\tZ" in status.read_text())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signals and /proc as on Linux")
+@pytest.mark.parametrize("whole_group", [False, True], ids=["parent only", "process group"])
+def test_interrupting_profile_says_so_and_stops_the_child(tmp_path: Path, whole_group: bool) -> None:
+    (tmp_path / "slow.py").write_text(TARGET)
+    run = subprocess.Popen([sys.executable, "-m", "synchunt", "profile", "slow.py:stuck", "--out", "traces"],
+                           cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    marker = tmp_path / "child.pid"
+    deadline = time.monotonic() + 120
+    while not marker.exists() or not marker.read_text():
+        assert run.poll() is None and time.monotonic() < deadline, "the target never started"
+        time.sleep(0.1)
+    child = int(marker.read_text())
+    (os.killpg if whole_group else os.kill)(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert err.strip().splitlines()[-1:] == ["error: interrupted"], err
+    assert not _alive(child)
+    assert not list((tmp_path / "traces").glob("*.json.gz"))
