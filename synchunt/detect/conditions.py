@@ -33,8 +33,17 @@ def _histc_min_eq_max(concrete_inputs: Any) -> bool:
         return True
 
 
+def _no_num_classes(concrete_inputs: Any) -> bool:
+    # aten::one_hot(self, num_classes=-1): -1 (or nothing recorded) sizes the output from the data's max.
+    values = _concrete(concrete_inputs)
+    if not values or len(values) < 2 or values[1] == "":
+        return True
+    return values[1] == "-1"
+
+
 CONDITIONS: dict[str, Callable[[Any], bool]] = {
     "histc-min-eq-max": _histc_min_eq_max,
+    "no-num-classes": _no_num_classes,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 import numpy as np
@@ -25,6 +26,7 @@ def latent_syncs(trace: Trace, columns: Columns) -> list[Candidate]:
         n for n, c in classes.links(cls) if c == vocab.CPU_OP)))
     recorded = cache(lambda conditions, code: any(
         holds(when, concrete.vocabulary[code] if code >= 0 else np.nan) for when in conditions))
+    recorded_for = cache(lambda under, code: _anchor_holds(under, code, recorded))
     kept: list[tuple[int, Rule, str | None]] = []
     for i, name, cls, code in zip(ops.tolist(), columns.name_codes[ops].tolist(), classes.of(ops).tolist(),
                                   concrete.codes[ops].tolist(), strict=True):
@@ -38,6 +40,13 @@ def latent_syncs(trace: Trace, columns: Columns) -> list[Candidate]:
         kept.append((i, rule, under))
     rows = np.fromiter((i for i, _, _ in kept), dtype=np.int64, count=len(kept))
     anchors = _anchors(columns, rows, [under for _, _, under in kept])
+    # A read charged to an op whose every pattern has a condition counts only where one holds for that call:
+    # `one_hot(t, num_classes=n)` reads `t` in its CPU kernel's range checks alone, `one_hot(t)` once on a GPU.
+    charged = [anchor < 0 or recorded_for(under, concrete.codes[anchor])
+               for (_, _, under), anchor in zip(kept, anchors.tolist(), strict=True)]
+    if not all(charged):
+        kept = [candidate for candidate, ok in zip(kept, charged, strict=True) if ok]
+        rows, anchors = rows[charged], anchors[charged]
     # A catalogue op that encloses another candidate is explained by it (count the innermost only).
     is_candidate = np.zeros(len(columns.parent), dtype=bool)
     is_candidate[rows] = True
@@ -51,6 +60,18 @@ def latent_syncs(trace: Trace, columns: Columns) -> list[Candidate]:
                                                        columns.dur[rows].astype(float).tolist(), anchors.tolist(),
                                                        strict=True)
         if i not in explained])
+
+
+def _anchor_holds(under: str | None, code: int, recorded: Callable[[tuple[str, ...], int], bool]) -> bool:
+    """Whether the op a sync is charged to syncs on this call: always, unless each of its latent patterns has a
+    condition on its recorded arguments (``code``) and none holds."""
+    conditions = _anchor_conditions(under) if under else ()
+    return not conditions or None in conditions or recorded(conditions, code)
+
+
+@cache
+def _anchor_conditions(op: str) -> tuple[str | None, ...]:
+    return tuple(p.when for p, _ in trace_ops_named(op) if p.latent and p.under is None)
 
 
 def _anchors(columns: Columns, rows: np.ndarray, unders: list[str | None]) -> np.ndarray:

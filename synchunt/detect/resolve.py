@@ -8,25 +8,21 @@ from functools import cache
 from synchunt.rules import NOT_HOST_SYNCS, NOT_SYNC_OPS, OpRole, Rule
 from synchunt.rules.index import trace_ops_named
 
-_HOST_READS = (OpRole.READ, OpRole.COPY)
+_CHARGED_ROLES = frozenset({OpRole.READ, OpRole.COPY, OpRole.CAUSE})
 
 
 def is_not_sync(op: str, ancestors: Sequence[str]) -> bool:
-    """A reviewed non-sync: the op (under its listed enclosing op) looks like a sync but is not one, or it is a
-    host read inside an op whose host reads happen only in its CPU kernel."""
+    """A reviewed non-sync: the op (under its listed enclosing op) looks like a sync but is not one, or it runs
+    inside an op whose host reads happen only in its CPU kernel (a read, or a check such as the `aten::equal`
+    of quantile's range check: the op is opaque, as the runtime guard runs it)."""
     if any(entry.op == op and (entry.under is None or entry.under in ancestors) for entry in NOT_SYNC_OPS):
         return True
-    return _is_host_read(op) and any(name in _cpu_only_readers() for name in ancestors)
+    return any(name in _cpu_only_readers() for name in ancestors)
 
 
 @cache
 def _cpu_only_readers() -> frozenset[str]:
     return frozenset(f"aten::{entry.packet}" for entry in NOT_HOST_SYNCS)
-
-
-@cache
-def _is_host_read(op: str) -> bool:
-    return any(pattern.role is OpRole.READ for pattern, _ in trace_ops_named(op))
 
 
 def is_copy_op(op: str) -> bool:
@@ -48,11 +44,14 @@ def resolve(op: str, ancestors: Sequence[str], *, direction: str | None = None,
     is_copy = OpRole.COPY in roles
     if is_copy and latent_only:
         return None, None
-    if roles & set(_HOST_READS):  # `.cpu()` inside `bincount` is bincount's read, whatever its own pattern says
-        for ancestor in ancestors:
-            outer = _explaining_rule(ancestor, latent_only)
-            if outer is not None:
-                return outer, ancestor
+    # `.cpu()` inside `bincount` is bincount's read, whatever its own pattern says, and `aten::equal` inside
+    # `unique_dim` is part of unique_dim's call: charged to the outermost catalogue op around it, which is the call
+    # the user's code made (the runtime guard runs that call as one opaque op, too)
+    if roles & _CHARGED_ROLES:
+        explaining = [(outer, ancestor) for ancestor in ancestors
+                      if (outer := _explaining_rule(ancestor, latent_only)) is not None]
+        if explaining:
+            return explaining[-1]
     for pattern, rule in patterns:
         if pattern.under is not None and pattern.under in ancestors and (pattern.latent or not latent_only) \
                 and (pattern.role is not OpRole.COPY or rule.copy_direction == direction):

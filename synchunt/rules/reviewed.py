@@ -72,6 +72,13 @@ NOT_HOST_SYNCS: tuple[NotAHostSync, ...] = (
         _NATIVE + "Sorting.cpp quantile_out_impl (NOTE: this check is only performed when running on the CPU)",
     ),
     NotAHostSync(
+        "linalg_lu_solve",
+        "the pivots' range checks (`pivots.gt(0).all().item()`, `pivots.le(n)...`) run only in the CPU kernel, "
+        "before LAPACK; the CUDA kernel reads nothing on the host (also under `linalg.solve` and `linalg.inv`)",
+        _NATIVE + "BatchLinearAlgebraKernel.cpp lu_solve_kernel (we do some simple sanity checks here for the CPU "
+        "version)",
+    ),
+    NotAHostSync(
         "std",
         "a device reduction on CUDA; only the CPU all-reduce reads the mean on the host",
         _NATIVE + "ReduceOps.cpp std_var_out (std_var_all_cpu for a CPU result)",

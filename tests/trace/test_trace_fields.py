@@ -71,7 +71,7 @@ def test_analysis_fields_keep_arguments_only_where_they_are_read(tmp_path):
 def test_field_sets_are_checked_and_keyed():
     with pytest.raises(ValueError, match="unknown field set"):
         FieldSet("some")
-    assert FieldSet().key == "all" and analysis_fields().key == "analysis:aten::histc"
+    assert FieldSet().key == "all" and analysis_fields().key == "analysis:aten::histc,aten::one_hot"
 
 
 def test_string_ids_are_one_vocabulary_entry(tmp_path):

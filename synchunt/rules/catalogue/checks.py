@@ -14,6 +14,11 @@ from synchunt.rules.model import GuardOp, OpRole, Rule, TraceOp
 _EX_OPS = ("linalg_inv_ex", "linalg_cholesky_ex", "linalg_solve_ex", "_linalg_solve_ex", "linalg_lu_factor_ex",
            "linalg_ldl_factor_ex")
 
+# Ops that check their infos (or read their inputs) inside the kernel, always: every host read of one call is one
+# sync of that call, for the trace (anchors) and the guard alike.
+_KERNEL_CHECKED = ("linalg_eig", "linalg_eigvals", "_linalg_eigvals", "_linalg_eigh", "_linalg_svd", "linalg_lstsq",
+                   "cholesky")
+
 # What the lint flags, by torch path: the functions whose factorization is checked on the host (as the guard
 # sees it and docs/guard.md lists), and the `_ex` forms that check only with `check_errors=True`. Not `det`,
 # `slogdet`, `qr`, `lu`, `solve_triangular`: they return without reading their infos.
@@ -96,11 +101,12 @@ CHECK_RULES: tuple[Rule, ...] = (
         fix="the `_ex` variants (`linalg.inv_ex`, `cholesky_ex`, `solve_ex`, `lu_factor_ex`), which return `info` "
         "without checking it",
         references=(LINALG_DOC,),
-        trace_ops=(TraceOp("aten::_linalg_check_errors", role=OpRole.ANCHOR),),
+        # the ops that check inside their kernel: every host read of one call is that call's one sync
+        trace_ops=(TraceOp("aten::_linalg_check_errors", role=OpRole.ANCHOR),
+                   *(TraceOp(f"aten::{packet}", role=OpRole.ANCHOR) for packet in _KERNEL_CHECKED)),
         guard_ops=(GuardOp("_linalg_check_errors"),
                    # ops that check their infos inside the kernel, always or when asked to
-                   GuardOp("linalg_eig"), GuardOp("linalg_eigvals"), GuardOp("_linalg_eigh"), GuardOp("_linalg_svd"),
-                   GuardOp("linalg_lstsq"), GuardOp("cholesky"),
+                   *(GuardOp(packet) for packet in _KERNEL_CHECKED),
                    *(GuardOp(packet, when="check-errors") for packet in _EX_OPS)),
         lint_forms=(*(f"linalg-checked:{name}" for name in _CHECKED_FUNCTIONS),
                     *(f"linalg-checked-if-asked:{name}" for name in _CHECKED_IF_ASKED)),

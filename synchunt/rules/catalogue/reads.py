@@ -186,7 +186,10 @@ READ_RULES: tuple[Rule, ...] = (
         fix_patterns=("read-once-before-loop", "batch-reads-after-loop", "hoist-loop-invariant",
                       "stack-device-scalars", "device-min-max", "keep-on-device"),
         references=(SYNC_DEBUG_DOC,),
-        trace_ops=(TraceOp("aten::_local_scalar_dense", role=OpRole.READ),),
+        # `one_hot(t)` sizes its output from `t.max().item()`; with `num_classes` only its CPU kernel reads `t`
+        # (range checks the CUDA kernel leaves to device asserts): the reads under it are one sync, or none
+        trace_ops=(TraceOp("aten::_local_scalar_dense", role=OpRole.READ),
+                   TraceOp("aten::one_hot", when="no-num-classes")),
         guard_ops=(GuardOp("item", when="not-truthiness"), GuardOp("_local_scalar_dense", when="not-truthiness"),
                    GuardOp("one_hot", when="no-num-classes")),
         lint_forms=("method:item", "builtin-scalar:int", "builtin-scalar:float", "builtin-scalar:complex",
