@@ -8,9 +8,10 @@ a test or another capture profiled with other entries on ``sys.path``, the trace
 runtime guard and the source map name ``myserve/sched.py``. The two then disagree on every sync: the guard's
 lines are set aside as another path's, and the trace's files are not the project's.
 
-So after the profiler wrote its trace, each distinct file its ``python_function`` events name is checked: a name
-the naming path gives back unchanged stays; any other is resolved to the one loaded module file it ends with (or
-taken as it is when absolute) and renamed to that file's canonical name.
+So after the profiler wrote its trace, each distinct file its ``python_function`` events name is checked. A name
+that is some loaded file's canonical name stays. Any other is resolved to the one loaded module file it ends with,
+the user's files first (library folders are on every ``sys.path``, so mostly the project's names go stale), and
+renamed to that file's canonical name. A name two files could end with is left as it is.
 """
 
 from __future__ import annotations
@@ -18,44 +19,53 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
-# A Python frame event as Kineto writes it: category, then name ``file(line): function``.
-_PYTHON_FRAME = re.compile(rb'("cat":\s*"python_function",\s*"name":\s*")((?:[^"\\]|\\.)*?)(\(\d+\): )')
+from synchunt.source_map import USER, location_kind
+
+# A Python frame event as Kineto writes it: category, then name ``file(line): function``; the file runs to the
+# last ``(line): `` of the name, as the trace's readers split it (`synchunt.sites.Frame.from_kineto_name`).
+_PYTHON_FRAME = re.compile(rb'("cat":\s*"python_function",\s*"name":\s*")((?:[^"\\]|\\.)*)(\(\d+\): )')
 
 
-def frame_file_resolver(naming: Sequence[str], loaded_files: Iterable[str],
-                        canonical: Callable[[str], str]) -> Callable[[str], str]:
+def frame_file_resolver(loaded_files: Iterable[str], canonical: Callable[[str], str]) -> Callable[[str], str]:
     """A function from a file name as the trace gives it to the name the capture's outputs use.
 
-    ``naming``: the folders torch was asked to name files relative to; ``loaded_files``: absolute files of the
-    modules loaded; ``canonical``: an absolute file's canonical name (`synchunt.source_map.SourceMap.canonical`).
-    A name that no loaded file ends with, or that two do, is left as it is."""
-    tails: dict[str, list[str]] = {}
-    for file in loaded_files:
-        parts = os.path.abspath(file).replace(os.sep, "/").split("/")
-        for start in range(1, len(parts)):
-            tails.setdefault("/".join(parts[start:]), []).append(file)
+    ``loaded_files``: absolute files of the modules loaded; ``canonical``: an absolute file's canonical name
+    (`synchunt.source_map.SourceMap.canonical`)."""
+    files = [os.path.abspath(file) for file in loaded_files]
+    named = {canonical(file) for file in files}  # what a fresh prefix list names the loaded files
+    user = _by_tail(file for file in files if location_kind(file) == USER)
+    every = _by_tail(files)
 
     def resolve(name: str) -> str:
         if not name or name.startswith("<"):
             return name
         if os.path.isabs(name):
             return canonical(name)
-        # Named as the naming path names it: joined back onto an entry, it is a file with this very name.
-        if any(os.path.isfile(path) and canonical(path) == name
-               for path in (os.path.join(entry, name) for entry in naming)):
+        if name in named:  # a loaded file's own name (`textwrap.py` of the standard library): not stale
             return name
-        found = tails.get(name.replace(os.sep, "/"), [])
-        return canonical(found[0]) if len(set(found)) == 1 else name
+        tail = name.replace(os.sep, "/")
+        found = user.get(tail) or every.get(tail) or set()
+        return canonical(next(iter(found))) if len(found) == 1 else name
 
     return resolve
+
+
+def _by_tail(files: Iterable[str]) -> dict[str, set[str]]:
+    """Each file under every name a prefix list could leave of it (``a/b/c.py``: ``b/c.py``, ``c.py``, …)."""
+    tails: dict[str, set[str]] = {}
+    for file in files:
+        parts = file.replace(os.sep, "/").split("/")
+        for start in range(1, len(parts)):
+            tails.setdefault("/".join(parts[start:]), set()).add(file)
+    return tails
 
 
 def rename_frame_files(body: bytes, rename: Callable[[str], str]) -> bytes:
     """``body`` (a Kineto JSON trace) with each ``python_function`` event's file renamed by ``rename``; the same
     bytes when no name changes."""
-    names = {raw for _, raw, _ in _PYTHON_FRAME.findall(body)}
+    names = {match[2] for match in _PYTHON_FRAME.finditer(body)}
     replaced: dict[bytes, bytes] = {}
     for raw in names:
         try:

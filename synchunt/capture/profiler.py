@@ -160,7 +160,7 @@ def capture(target: Target, out_dir: str | Path, settings: CaptureSettings | Non
                                     "device_tensors": outcome["shadow_device_tensors"]}
         final = unique_trace_path(out_dir, target.title)
         write_gzip_with_metadata(raw_path, final, metadata,
-                                 frame_file_resolver(naming, module_files(), sources.canonical))
+                                 frame_file_resolver(module_files(), sources.canonical))
     records = tuple(metadata[GUARD_PASS_KEY]["records"]) if guard is not None else ()
     return Capture(path=final, metadata=metadata, native_log=native_log, guard_records=records,
                    # the shadow device's notes are the analysis's (every format), not the capture's

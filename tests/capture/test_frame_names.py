@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -40,24 +41,37 @@ def test_nothing_to_rename_returns_the_same_bytes() -> None:
     assert rename_frame_files(body, lambda file: file) is body
 
 
+def test_the_file_runs_to_the_last_line_number_as_readers_split_it() -> None:
+    body = _body(_event("odd(2): dir/x.py(3): f"))
+    seen: list[str] = []
+    rename_frame_files(body, lambda file: seen.append(file) or file)
+    assert seen == ["odd(2): dir/x.py"]
+
+
 def _project(tmp_path: Path) -> tuple[Path, list[str], object]:
     root = tmp_path / "proj"
-    for relative in ("app/sched.py", "pkg/mod.py", "other/mod.py"):
+    files = ("app/sched.py", "app/utils.py", "app/textwrap.py", "pkg/mod.py", "other/mod.py")
+    for relative in files:
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text("x = 1\n")
-    entries = search_entries([str(root)])
-    naming = [str(root)]
-    return root, naming, lambda file: canonical_path(file, str(root), entries)
+    entries = search_entries([str(root), sysconfig.get_paths()["stdlib"]])
+    return root, [str(root / relative) for relative in files], lambda file: canonical_path(file, str(root), entries)
 
 
 def test_a_name_relative_to_a_stale_prefix_is_resolved_through_the_loaded_files(tmp_path: Path) -> None:
-    root, naming, canonical = _project(tmp_path)
-    loaded = [str(root / "app/sched.py"), str(root / "pkg/mod.py"), str(root / "other/mod.py")]
-    resolve = frame_file_resolver(naming, loaded, canonical)
+    root, loaded, canonical = _project(tmp_path)
+    # the interpreter's own modules are loaded too: a stale bare name is looked up among the user's files first
+    library = [module.__file__ for module in (json, subprocess, textwrap)]
+    resolve = frame_file_resolver([*loaded, *library], canonical)
     assert resolve("sched.py") == "app/sched.py"  # named from root/app, an entry of an earlier sys.path
+    assert resolve("utils.py") == "app/utils.py"  # however many library files end with utils.py
+    assert resolve("app/textwrap.py") == "app/textwrap.py"
     assert resolve("app/sched.py") == "app/sched.py"  # already as the naming path names it
     assert resolve(str(root / "pkg/mod.py")) == "pkg/mod.py"  # absolute: no prefix held it
-    assert resolve("mod.py") == "mod.py"  # two loaded files end so: left as it is
+    assert resolve("mod.py") == "mod.py"  # two of the user's files end so: left as it is
+    assert resolve("json/__init__.py") == "json/__init__.py"  # a library file keeps its name
+    assert resolve("textwrap.py") == "textwrap.py"  # the standard library's, named as a fresh list names it
+    assert resolve("attribute/textwrap.py") == "attribute/textwrap.py"  # no loaded file ends so
     assert resolve("gone.py") == "gone.py"
     assert resolve("<string>") == "<string>"
 
