@@ -33,16 +33,26 @@ def load_module(module_part: str) -> LoadedModule:
     """Import ``myserve.sched`` (from the working directory or ``sys.path``) or ``myserve/sched.py``."""
     if is_file_spec(module_part):
         return _load_file(Path(module_part))
-    imported_before = module_part in sys.modules
+    parts = module_part.split(".")
+    imported_before = any(".".join(parts[:end]) in sys.modules for end in range(1, len(parts) + 1))
     loaded = _import(module_part)
     here = _source_in(Path(os.getcwd()), module_part)
-    if imported_before and here is not None and loaded.file is not None and loaded.file != here:
-        # Python hands back the module this process imported first (another project's, in a notebook or a test
-        # session): profiling it would measure other code than the working directory's.
-        raise TargetError(f"{module_part!r} was imported earlier in this process from {loaded.file}, but the "
-                          f"working directory holds {here}; run synchunt in a fresh process, or name the file: "
-                          f"{here}:FUNCTION")
+    if here is not None and loaded.file is not None and not _same_file(loaded.file, here):
+        # The working directory's module is what `python -m` would run; Python handed back another one: profiling
+        # it would measure other code than the user's.
+        why = ("a module or package of that name was imported earlier in this process (another project's, in a "
+               "notebook or a test session); run synchunt in a fresh process") if imported_before else (
+               "an earlier sys.path entry holds that name; put the working directory first on sys.path")
+        raise TargetError(f"{module_part!r} imports from {loaded.file}, but the working directory holds {here}: "
+                          f"{why}")
     return loaded
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a == b
 
 
 def _source_in(folder: Path, dotted: str) -> Path | None:

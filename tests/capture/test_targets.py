@@ -53,16 +53,34 @@ def test_file_form_names_the_same_module_from_anywhere(user_dir: Path, tmp_path:
 def test_module_form_refuses_another_projects_module_imported_earlier(user_dir: Path, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """In one process (a notebook, a test session), `myserve.sched:run` from a second project must not profile
-    the first project's module that Python still holds."""
+    the first project's module that Python still holds, nor its sibling whose package Python holds."""
     resolve_target("myserve.sched:run")
     second = tmp_path / "second"
     shutil.copytree(FIXTURES / "myserve", second / "myserve")
+    for project in (user_dir, second):  # a module neither project has imported yet
+        (project / "myserve" / "extra.py").write_text("def main():\n    return 1\n")
     monkeypatch.chdir(second)
-    with pytest.raises(TargetError, match=r"imported earlier in this process from .*user/myserve/sched\.py, but the "
-                                          r"working directory holds .*second/myserve/sched\.py"):
-        resolve_target("myserve.sched:run")
+    for spec in ("myserve.sched:run", "myserve.extra:main"):
+        with pytest.raises(TargetError, match=r"imports from .*user/myserve/\w+\.py, but the working directory "
+                                              r"holds .*second/myserve/\w+\.py: a module or package of that name "
+                                              r"was imported earlier in this process"):
+            resolve_target(spec)
     monkeypatch.chdir(user_dir)
     assert resolve_target("myserve.sched:run").project_root == str(user_dir)  # the same project again: fine
+    link = tmp_path / "link"
+    link.symlink_to(user_dir)
+    monkeypatch.chdir(link)  # the same files by another path
+    assert resolve_target("myserve.sched:run").name == "myserve.sched:run"
+
+
+def test_module_form_refuses_a_module_an_earlier_path_entry_holds(user_dir: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    second = tmp_path / "second"
+    shutil.copytree(FIXTURES / "myserve", second / "myserve")
+    monkeypatch.chdir(second)
+    sys.path[:0] = [str(user_dir), str(second)]  # the working directory is on the path, after another project
+    with pytest.raises(TargetError, match=r"an earlier sys\.path entry holds that name"):
+        resolve_target("myserve.sched:run")
 
 
 def test_setup_return_value_goes_to_the_step(user_dir: Path) -> None:
