@@ -128,10 +128,10 @@ def expand(paths: Sequence[str | Path]) -> list[list[Path]]:
 
 def _first_time(file: Path, seen: set[tuple[int, int] | Path]) -> bool:
     """Whether ``file`` is named for the first time (by device and inode, so links and other spellings of one
-    file are one; by resolved path where the file cannot be read)."""
+    file are one; by resolved path where there is no inode to tell: a file system that gives 0, or no stat)."""
     try:
         info = file.stat()
-        identity: tuple[int, int] | Path = (info.st_dev, info.st_ino)
+        identity: tuple[int, int] | Path = (info.st_dev, info.st_ino) if info.st_ino else file.resolve()
     except OSError:
         identity = file.resolve()
     if identity in seen:

@@ -148,6 +148,11 @@ def test_a_class_imported_only_for_annotations_is_not_reexported(tmp_path):
     assert _by_function(lint_paths([package]))["Coordinator.oracle"][0] == "low"
     (package / "api.py").write_text("from srv.coord import Coordinator\n")  # re-exported: callable from outside
     assert _by_function(lint_paths([package]))["Coordinator.oracle"][0] == "medium"
+    (package / "api.py").unlink()
+    (package / "__init__.py").write_text(  # a package's API, even where its own annotations use the name
+        "from srv.coord import Coordinator\n\n\ndef advance(coordinator: Coordinator, t):\n"
+        "    return coordinator.step(t)\n")
+    assert _by_function(lint_paths([package]))["Coordinator.oracle"][0] == "medium"
 
 
 def test_namespace_packages_give_longer_names(tmp_path):

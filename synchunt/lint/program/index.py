@@ -85,9 +85,9 @@ class ProgramIndex:
         self.resolved: Counter[str] = Counter()  # references accounted for by resolved calls, per name
         self.subclassed: set[tuple[str, str]] = set()
         self.imported: set[str] = set()  # modules another module of the program imports
-        # functions and classes imported by name where that name is not used, not even in an annotation (a
-        # package's `__init__` re-exporting its API, an import kept for others): callers outside the program
-        # may use them
+        # functions and classes imported by name where that name is not used, not even as a type outside a
+        # package's `__init__` (which re-exports its API; or an import kept for others): callers outside the
+        # program may use them
         self.exported: set[tuple[str, str]] = set()
         for summary in self.modules.values():
             self._index_module(summary)
@@ -126,8 +126,12 @@ class ProgramIndex:
             module = self.names.get(owner, owner)
             if module != summary.name:
                 self.imported.add(module)
-            # an import only annotations use (`x: Optional[Coordinator]`) is the module's own, not a re-export
-            if kind != "module" and summary.references[local] + summary.owners[local] + summary.typed_uses[local] == 0:
+            # An import only type positions use (`x: Optional[Coordinator]`, `isinstance(x, Coordinator)`, a base)
+            # is the module's own use, not a re-export; a package's `__init__` re-exports what it imports anyway.
+            used = summary.references[local] + summary.owners[local]
+            if not summary.is_package:
+                used += summary.typed_uses[local]
+            if kind != "module" and used == 0:
                 self.exported.add((module, name))
 
     # -- resolution ----------------------------------------------------------------------------------

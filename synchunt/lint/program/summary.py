@@ -67,8 +67,9 @@ class ModuleSummary:
     # names used as the object of an attribute (`f.cache`, `Class.method`): that reads the object, it does not
     # call it (a class's `__init__` and an import's use count them; a function's closure does not)
     owners: Counter[str] = field(default_factory=Counter)
-    # names used in type positions only counted here (annotations, `isinstance` types, bases): they call nothing,
-    # but an import used so is the module's own use, not a re-export
+    # names used in type positions, counted here only (annotations, `isinstance` types, bases): they call
+    # nothing, but an import used so is the module's own use, not a re-export (a quoted annotation counts only
+    # when it is a bare name, `"Coordinator"`, as a string that spells a name does)
     typed_uses: Counter[str] = field(default_factory=Counter)
     # names looked up at run time: `getattr(self, f"forward_{mode}")` → the pattern "forward_\\w*"
     dynamic_names: set[str] = field(default_factory=set)
