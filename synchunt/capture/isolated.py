@@ -8,8 +8,10 @@ a JSON or SARIF document); the parent turns every way the child can end into a t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,20 +68,33 @@ def capture_isolated(target: TargetSpec, out_dir: Path, settings: CaptureSetting
 def _run_passing_output_on(command: list[str], timeout_s: float | None) -> int:
     """Run the child, passing its stdout and stderr on to ours line by line as it prints (escape sequences shown,
     not sent to the terminal; no line able to forge a CI annotation); its exit status."""
+    # In a session of its own, the child and whatever it starts (data loader workers, compile workers) can be
+    # stopped together; Ctrl-C reaches this process, which stops them.
     child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             cwd=os.getcwd())
+                             cwd=os.getcwd(), start_new_session=_POSIX)
     assert child.stdout is not None
     relay = threading.Thread(target=_relay, args=(child.stdout,), daemon=True)
     relay.start()
     try:
         returncode = child.wait(timeout=timeout_s)
     except BaseException:  # past the time limit, or Ctrl-C here: the child must not run on and write a trace later
-        child.kill()
-        child.wait()
+        _stop(child)
         raise
     finally:
         relay.join(timeout=5)
     return returncode
+
+
+_POSIX = os.name == "posix"
+
+
+def _stop(child: subprocess.Popen[bytes]) -> None:
+    """Kill the child and the processes it started (its session's group), then reap it."""
+    if _POSIX:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+    child.kill()
+    child.wait()
 
 
 def _relay(pipe: IO[bytes]) -> None:

@@ -1,5 +1,5 @@
 """Ctrl-C during `synchunt profile`: one line saying so, exit 130, and the child that runs the target stopped with
-it (left running, it wrote a trace after the user had seen the run end)."""
+it, with what it started (left running, it wrote a trace after the user had seen the run end)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,15 @@ import pytest
 
 TARGET = textwrap.dedent("""
     import os
+    import subprocess
+    import sys
     import time
     from pathlib import Path
 
 
     def stuck():
+        worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # a data loader's, say
+        Path("worker.pid").write_text(str(worker.pid))
         Path("child.pid").write_text(str(os.getpid()))
         time.sleep(120)
 """)
@@ -46,10 +50,14 @@ def test_interrupting_profile_says_so_and_stops_the_child(tmp_path: Path, whole_
     while not marker.exists() or not marker.read_text():
         assert run.poll() is None and time.monotonic() < deadline, "the target never started"
         time.sleep(0.1)
-    child = int(marker.read_text())
+    child, worker = int(marker.read_text()), int((tmp_path / "worker.pid").read_text())
     (os.killpg if whole_group else os.kill)(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130
     assert err.strip().splitlines()[-1:] == ["error: interrupted"], err
     assert not _alive(child)
+    deadline = time.monotonic() + 10  # the worker's parent is gone: it is killed, and reaped by init
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker), "a process the target started outlived the interrupt"
     assert not list((tmp_path / "traces").glob("*.json.gz"))
