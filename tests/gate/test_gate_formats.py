@@ -188,3 +188,20 @@ def test_junit_from_findings_makes_one_case_per_file():
 
 def render_gate_document(result: GateResult, name: str) -> str:
     return GATE_FORMATS.get(name)(result)
+
+
+def test_a_sync_only_the_guard_saw_has_no_stall_of_zero(tmp_path: Path) -> None:
+    """`.tolist()` on the CPU: the guard sees it, the trace has no event to time; every format says so."""
+    import synchunt
+    from synchunt.capture import capture, resolve_target
+
+    (tmp_path / "listing.py").write_text(
+        "import torch\n\n\ndef setup():\n    return torch.arange(4)\n\n\ndef step(t):\n    return t.tolist()\n")
+    traced = capture(resolve_target(f"{tmp_path / 'listing.py'}:step", setup="setup"), tmp_path / "out").path
+    result = evaluate(synchunt.analyze(traced))
+    assert [record.signals for record in result.analysis.records] == [("guard",)]
+    options = RenderOptions(color=False)
+    github = GATE_FORMATS.get("github")(result, options)
+    junit = GATE_FORMATS.get("junit")(result, options)
+    assert "stall not measured (seen by the guard only)" in github and "0.0 µs" not in github
+    assert "stall not measured" in junit and "0.0 µs" not in junit

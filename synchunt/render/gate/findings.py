@@ -51,6 +51,14 @@ def _sync_findings(counted: Analysis, severity: Severity) -> list[Finding]:
     return findings
 
 
+def _stall(site: SiteSummary) -> str:
+    """The site's stall, where a trace event timed it: a sync the guard alone saw has an unknown stall, not 0."""
+    if site.unmeasured == site.count:
+        return "stall not measured (seen by the guard only)"
+    unmeasured = f" ({site.unmeasured} not measured)" if site.unmeasured else ""
+    return f"stall {format_us(site.stall_us)}{unmeasured}"
+
+
 def _message(code: str, site: SiteSummary) -> str:
     rule = get_rule(code)
     evidence = [f"{count} {name}" for count, name in ((site.confirmed, "confirmed"), (site.latent, "latent"))
@@ -58,8 +66,7 @@ def _message(code: str, site: SiteSummary) -> str:
     noun = "sync" if site.count == 1 else "syncs"
     ops = ", ".join(label(op) for op in site.ops)
     threads = ", ".join(label(thread) for thread in site.threads)
-    text = (f"{' + '.join(evidence)} {noun} ({rule.code} {rule.name}: {ops}) on {threads}, "
-            f"stall {format_us(site.stall_us)}")
+    text = f"{' + '.join(evidence)} {noun} ({rule.code} {rule.name}: {ops}) on {threads}, {_stall(site)}"
     where = site.call_site
     if where is not None and not where.user:
         text += f"; it happens in the library at {label(site.where)}"

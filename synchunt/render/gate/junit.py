@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from synchunt.attribute import Sync
+from synchunt.attribute.model import GUARD_ONLY_STALL
 from synchunt.gate import GateResult, ThreadScope
 from synchunt.render.gate.headline import gate_headline
 from synchunt.render.junit_xml import JUnitCase, JUnitFailure, JUnitSuite, render_junit
@@ -18,7 +19,8 @@ def describe_sync(sync: Sync) -> str:
     """One line per sync: ``SH101 aten::nonzero at file:line function [scope] (latent, 49.8 µs)``."""
     scope = f" [{label(sync.scope)}]" if sync.scope else ""
     evidence = "confirmed" if sync.confirmed else "latent"
-    return f"{sync.rule} {label(sync.op)} at {label(sync.site)}{scope} ({evidence}, {format_us(sync.stall_us)})"
+    stall = "stall not measured" if sync.stall_source == GUARD_ONLY_STALL else format_us(sync.stall_us)
+    return f"{sync.rule} {label(sync.op)} at {label(sync.site)}{scope} ({evidence}, {stall})"
 
 
 def gate_suite(result: GateResult) -> JUnitSuite:
