@@ -2,7 +2,7 @@
 
 Which frames are library code is the one :class:`synchunt.sites.FrameFilter`'s decision (a skipped package by
 module name, or a file in the standard library or a site-packages folder); this module walks live frames with
-it, caching the decision per code object because the same frames repeat for every sync in a loop.
+it, caching the decision per module and file because the same frames repeat for every sync in a loop.
 """
 
 from __future__ import annotations
@@ -25,9 +25,20 @@ def capture_stack(skip: int = 1) -> tuple[RawFrame, ...]:
     frame = sys._getframe(skip)
     frames: list[RawFrame] = []
     while frame is not None:
-        frames.append((frame.f_code, frame.f_lineno, frame.f_globals.get("__name__", "")))
+        module = frame.f_globals.get("__name__", "")
+        if module == "__main__":
+            module = _main_module(frame.f_globals)
+        frames.append((frame.f_code, frame.f_lineno, module))
         frame = frame.f_back
     return tuple(frames)
+
+
+def _main_module(namespace: dict) -> str:
+    """The module a ``__main__`` frame runs: `python -m pytest` runs ``pytest.__main__`` (a skipped package's
+    code), a script is ``__main__`` itself."""
+    spec = namespace.get("__spec__")
+    name = getattr(spec, "name", None)
+    return name if isinstance(name, str) and name else "__main__"
 
 
 @dataclass(frozen=True)
@@ -36,21 +47,24 @@ class UserFrames:
 
     frame_filter: FrameFilter = field(default_factory=FrameFilter)
     max_depth: int = 24
-    _cache: dict[CodeType, bool] = field(default_factory=dict, compare=False, repr=False)
+    _cache: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def with_extra(cls, extra_skip_modules: Iterable[str] = (), max_depth: int = 24) -> UserFrames:
         return cls(FrameFilter.with_extra(extra_skip_modules), max_depth=max_depth)
 
     def is_library(self, code: CodeType, module: str) -> bool:
-        known = self._cache.get(code)
+        # Keyed by what decides it: code objects of two files compare equal when their code does (the file is
+        # no part of a code object's equality), and the same module and file repeat for every sync in a loop.
+        key = (module, code.co_filename)
+        known = self._cache.get(key)
         if known is None:
-            file = code.co_filename
+            file = key[1]
             # A live frame's module says whether it is a skipped package; its file whether it is the standard
             # library (<frozen importlib…> too). Site-packages code is the user's here: an installed serving
             # engine's own line is the one to report.
             known = self.frame_filter.is_library_module(module) or file.startswith("<frozen") or is_stdlib_file(file)
-            self._cache[code] = known
+            self._cache[key] = known
         return known
 
     def user_frames(self, raw: Sequence[RawFrame]) -> tuple[Frame, ...]:
