@@ -163,7 +163,10 @@ def lint_command(
         from synchunt.files import check_output
 
         check_output(output, inputs=files, force=force)
-    run = lint_files(files, select=selected or config.select, ignore=ignored, min_confidence=confidence,
+    # A baseline records every confidence: a run of a few files (a pre-commit hook) may rate a finding higher
+    # than the whole tree did (no program around it), and must still find it recorded.
+    floor = Confidence.LOW if write_baseline is not None else confidence
+    run = lint_files(files, select=selected or config.select, ignore=ignored, min_confidence=floor,
                      config=config, include_tests=True)
     findings, notes = run.findings, []
     if tests_skipped:
@@ -173,8 +176,8 @@ def lint_command(
         from synchunt.cli.output import note
         from synchunt.lint.baseline import write_baseline as record
 
-        count = record(findings, write_baseline, write_baseline.resolve().parent, inputs=files)
-        note(f"{count} finding{'s' if count != 1 else ''} recorded in {write_baseline}; "
+        count = record(findings, write_baseline, write_baseline.resolve().parent, inputs=files, force=force)
+        note(f"{count} finding{'s' if count != 1 else ''} (every confidence) recorded in {write_baseline}; "
              f"`synchunt lint --baseline {write_baseline}` reports only new ones")
         raise typer.Exit(UsageError.exit_code if any(finding.is_problem for finding in findings) else 0)
     findings, notes = _narrow(findings, notes, context, baseline, diff, paths)
@@ -204,16 +207,21 @@ def _narrow(findings: list[Finding], notes: list[str], contexts: list[RunContext
             notes.append(f"{len(findings) - len(kept)} finding(s) in other contexts not shown "
                          f"(--context {' '.join(sorted(wanted))})")
         findings = kept
+    changed = None
+    if diff is not None:
+        from synchunt.lint.diff import changed_lines
+
+        changed = changed_lines(diff, _common_folder(paths))
     if baseline is not None:
         from synchunt.lint.baseline import new_findings, read_baseline
 
-        findings, known = new_findings(findings, read_baseline(baseline), baseline.resolve().parent)
+        findings, known = new_findings(findings, read_baseline(baseline), baseline.resolve().parent, changed)
         if known:
             notes.append(f"{known} finding{'s' if known != 1 else ''} in the baseline {baseline} not shown")
-    if diff is not None:
-        from synchunt.lint.diff import changed_lines, on_changed_lines
+    if changed is not None:
+        from synchunt.lint.diff import on_changed_lines
 
-        kept = on_changed_lines(findings, changed_lines(diff, _common_folder(paths)))
+        kept = on_changed_lines(findings, changed)
         if len(kept) < len(findings):
             notes.append(f"{len(findings) - len(kept)} finding(s) on lines unchanged since {diff} not shown")
         findings = kept

@@ -4,6 +4,9 @@ A finding's fingerprint survives lines moving (code added above it, a function m
 the rule, the file (relative to the baseline's folder), the enclosing function and the finding's expression
 with its whitespace collapsed, plus an occurrence number when one function has the same expression twice,
 as code scanners do. Editing the expression itself, renaming the function or moving the file makes it new.
+
+When a function holds more of one expression than the baseline recorded (a copy of a line added), the new ones
+are the findings on changed lines when the changes are known (``--diff``), else the last ones in the file.
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from synchunt.files import write_output
 from synchunt.findings import Finding
 
 SCHEMA = "synchunt.lint-baseline/1"
+MAX_BASELINE_BYTES = 256 << 20  # a baseline of a few hundred thousand findings; anything larger is no baseline
 
 
 @dataclass(frozen=True)
@@ -64,45 +68,123 @@ def fingerprint(findings: Iterable[Finding], root: Path) -> list[Fingerprinted]:
     return found
 
 
-def write_baseline(findings: Iterable[Finding], path: Path, root: Path, *, inputs: Iterable[Path] = ()) -> int:
+def write_baseline(findings: Iterable[Finding], path: Path, root: Path, *, inputs: Iterable[Path] = (),
+                   force: bool = False) -> int:
     """Write the baseline of ``findings`` to ``path`` through the project's one writer (atomic; re-recording
-    replaces the baseline, but never one of the ``inputs``); the number of findings recorded."""
+    replaces a baseline, any other existing file only with ``force``, and never one of the ``inputs``); the
+    number of findings recorded."""
     entries = [{"fingerprint": item.fingerprint, "code": item.finding.code,
                 "path": _relative(item.finding.path, root), "scope": item.finding.scope,
                 "expression": item.expression, "line": item.finding.line}
                for item in fingerprint(findings, root)]
     document = {"schema": SCHEMA, "root": ".", "findings": entries}
     text = json.dumps(document, indent=1) + "\n"
-    write_output(path, text, inputs=inputs, force=True, what="lint baseline")
+    write_output(path, text, inputs=inputs, force=force or _holds_baseline(path), what="lint baseline")
     return len(entries)
 
 
-def read_baseline(path: Path) -> Counter[str]:
-    """The fingerprints a baseline holds (with their counts); a missing or foreign file is a usage error."""
+def _holds_baseline(path: Path) -> bool:
+    """Whether ``path`` is a lint baseline already (re-recording it needs no ``--force``)."""
+    try:
+        if path.stat().st_size > MAX_BASELINE_BYTES:
+            return False
+        return is_baseline(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One finding a baseline holds: its fingerprint, what the fingerprint is made of (``key``: rule, file,
+    function, expression) and the line it was on when recorded (None in a baseline that does not say: such
+    entries match by fingerprint alone)."""
+
+    fingerprint: str
+    key: tuple[str, str, str, str] | None
+    line: int | None
+
+
+def read_baseline(path: Path) -> list[Recorded]:
+    """The findings a baseline holds; a missing or foreign file is a usage error."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UsageError(f"cannot read the baseline {path}: {error}") from None
-    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+    if not is_baseline(document):
         raise UsageError(f"{path} is not a synchunt lint baseline (no {SCHEMA!r} schema); write one with "
                          "`synchunt lint --write-baseline FILE`")
     entries = document.get("findings")
     if not isinstance(entries, list) or not all(isinstance(item, dict) and isinstance(item.get("fingerprint"), str)
                                                 for item in entries):
         raise UsageError(f"{path}: 'findings' must be a list of entries with a 'fingerprint'")
-    return Counter(item["fingerprint"] for item in entries)
+    return [Recorded(item["fingerprint"], _recorded_key(item), _recorded_line(item)) for item in entries]
 
 
-def new_findings(findings: Sequence[Finding], baseline: Counter[str], root: Path) -> tuple[list[Finding], int]:
-    """The findings the baseline does not hold (problems always), and how many it held."""
-    remaining = Counter(baseline)
+def is_baseline(document: object) -> bool:
+    return isinstance(document, dict) and document.get("schema") == SCHEMA
+
+
+def _recorded_key(item: dict) -> tuple[str, str, str, str] | None:
+    parts = (item.get("code"), item.get("path"), item.get("scope") or "<module>", item.get("expression"))
+    return parts if all(isinstance(part, str) for part in parts) else None  # type: ignore[return-value]
+
+
+def _recorded_line(item: dict) -> int | None:
+    line = item.get("line")
+    return line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None
+
+
+def new_findings(findings: Sequence[Finding], baseline: Sequence[Recorded], root: Path,
+                 changed: Mapping[str, set[int] | None] | None = None) -> tuple[list[Finding], int]:
+    """The findings the baseline does not hold (problems always), and how many it held. ``changed``: the lines
+    changed per absolute file (`synchunt.lint.diff.changed_lines`), when known: where a function holds more of
+    one expression than the baseline, the ones on changed lines are the new ones."""
+    items = fingerprint(findings, root)
+    recorded: dict[tuple[str, str, str, str], list[Recorded]] = defaultdict(list)
+    by_print: Counter[str] = Counter()
+    for entry in baseline:
+        if entry.key is not None and entry.line is not None:
+            recorded[entry.key].append(entry)
+        else:
+            by_print[entry.fingerprint] += 1  # a baseline without keys or lines: matched by fingerprint
+    groups: dict[tuple[str, str, str, str], list[Fingerprinted]] = defaultdict(list)
+    for item in items:
+        groups[_key(item, root)].append(item)
     known: set[int] = set()
-    for item in fingerprint(findings, root):
-        if remaining[item.fingerprint] > 0:
-            remaining[item.fingerprint] -= 1
+    for key, members in groups.items():
+        entries = recorded.get(key, [])
+        for item in _matched(members, entries, changed or {}):
             known.add(id(item.finding))
+        for item in members:
+            if id(item.finding) not in known and by_print[item.fingerprint] > 0:
+                by_print[item.fingerprint] -= 1
+                known.add(id(item.finding))
     kept = [finding for finding in findings if id(finding) not in known]
     return kept, len(known)
+
+
+def _key(item: Fingerprinted, root: Path) -> tuple[str, str, str, str]:
+    finding = item.finding
+    return finding.code, _relative(finding.path, root), finding.scope or "<module>", item.expression
+
+
+def _matched(members: list[Fingerprinted], entries: list[Recorded],
+             changed: Mapping[str, set[int] | None]) -> list[Fingerprinted]:
+    """The members the recorded entries account for: all when there are enough; else as many as there are
+    entries, those on unchanged lines first, then in file order (the copies below are taken as the new ones:
+    without the changes, a copy added above a recorded line cannot be told from one added below it)."""
+    if len(members) <= len(entries):
+        return members
+    ordered = sorted(members, key=lambda item: (_on_changed(item.finding, changed), item.finding.line))
+    return ordered[:len(entries)]
+
+
+def _on_changed(finding: Finding, changed: Mapping[str, set[int] | None]) -> bool:
+    key = os.path.abspath(finding.path)
+    if key not in changed:
+        return False
+    lines = changed[key]
+    return lines is None or any(line in lines for line in range(finding.line, (finding.end_line or finding.line) + 1))
 
 
 def _relative(path: str, root: Path) -> str:
@@ -113,4 +195,5 @@ def _relative(path: str, root: Path) -> str:
         return Path(path).as_posix()
 
 
-__all__ = ["SCHEMA", "expression_text", "fingerprint", "new_findings", "read_baseline", "write_baseline"]
+__all__ = ["SCHEMA", "Recorded", "expression_text", "fingerprint", "is_baseline", "new_findings", "read_baseline",
+           "write_baseline"]

@@ -8,6 +8,7 @@ import subprocess
 from typer.testing import CliRunner
 
 from synchunt.cli import app
+from synchunt.errors import UsageError
 from synchunt.lint import lint_paths
 from synchunt.lint.baseline import new_findings, read_baseline, write_baseline
 
@@ -67,3 +68,78 @@ def test_diff_keeps_only_changed_lines(tmp_path):
 def test_help_names_the_configuration_table():
     result = CliRunner().invoke(app, ["lint", "--help"], terminal_width=200)
     assert "[tool.synchunt]" in result.output
+
+
+SCHEDULER = ("import torch\n\n\nclass Scheduler:\n    def __init__(self):\n        self.lens = torch.ones(4).cuda()\n\n"
+             "    def step(self):\n        n = self.lens.sum().item()\n        return n\n")
+ADDED_ABOVE = SCHEDULER.replace("        n = self.lens", "        m = self.lens.sum().item()\n        n = self.lens")
+
+
+def _git_repo(root):
+    def git(*arguments):
+        subprocess.run(["git", *arguments], cwd=root, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    return git
+
+
+def _lines(result) -> list[int]:
+    import json
+
+    return [finding["line"] for finding in json.loads(result.output)["findings"]]
+
+
+def test_a_copy_added_above_a_recorded_line_is_the_new_finding(tmp_path):
+    """The function now holds the expression twice: with --diff the new line is reported, not the recorded one,
+    so both filters together still report it (a CI job using both must not pass a new sync)."""
+    git = _git_repo(tmp_path)
+    source = tmp_path / "sched.py"
+    source.write_text(SCHEDULER)
+    git("add", ".")
+    git("commit", "-qm", "base")
+    runner = CliRunner()
+    assert runner.invoke(app, ["lint", str(source), "--write-baseline", str(tmp_path / "b.json")]).exit_code == 0
+    source.write_text("# moved\n# down\n" + ADDED_ABOVE)
+    new_line = ADDED_ABOVE.splitlines().index("        m = self.lens.sum().item()") + 3
+    both = runner.invoke(app, ["lint", str(source), "--baseline", str(tmp_path / "b.json"), "--diff", "HEAD",
+                               "-f", "json", "--select", "SH109"])
+    assert _lines(both) == [new_line]
+    # Without the changes a copy above cannot be told from one below: one finding, the later line
+    alone = runner.invoke(app, ["lint", str(source), "--baseline", str(tmp_path / "b.json"), "-f", "json",
+                                "--select", "SH109"])
+    assert _lines(alone) == [new_line + 1]
+
+
+def test_write_baseline_replaces_a_baseline_but_no_other_file_without_force(tmp_path):
+    source = tmp_path / "sched.py"
+    source.write_text(SCHEDULER)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my important notes\n")
+    runner = CliRunner()
+    refused = runner.invoke(app, ["lint", str(source), "--write-baseline", str(notes)])
+    assert isinstance(refused.exception, UsageError) and "pass --force" in str(refused.exception)
+    assert notes.read_text() == "my important notes\n"
+    baseline = tmp_path / "b.json"
+    for _ in range(2):  # re-recording a baseline needs no --force
+        assert runner.invoke(app, ["lint", str(source), "--write-baseline", str(baseline)]).exit_code == 0
+    assert runner.invoke(app, ["lint", str(source), "--write-baseline", str(notes), "--force"]).exit_code == 0
+    assert read_baseline(notes)
+
+
+def test_a_baseline_of_the_tree_holds_what_one_file_alone_reports_higher(tmp_path):
+    """Nothing calls `evict`: low confidence in the whole package, medium when its file is linted alone (a
+    pre-commit hook). The baseline of the tree still holds it, so the hook reports nothing."""
+    package = tmp_path / "serve"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kv.py").write_text("import torch\n\n\ndef evict(t: torch.Tensor):\n    return t.sum().item()\n")
+    (package / "loop.py").write_text("from serve import kv\n\n\ndef run(t):\n    return t.cuda().nonzero()\n")
+    runner = CliRunner()
+    baseline = tmp_path / "b.json"
+    assert runner.invoke(app, ["lint", str(package), "--write-baseline", str(baseline)]).exit_code == 0
+    alone = runner.invoke(app, ["lint", str(package / "kv.py"), "-f", "json"])
+    assert _lines(alone) == [5]  # reported when linted alone
+    hook = runner.invoke(app, ["lint", str(package / "kv.py"), "--baseline", str(baseline), "-f", "json"])
+    assert hook.exit_code == 0 and _lines(hook) == []

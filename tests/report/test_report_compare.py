@@ -81,6 +81,25 @@ def test_report_compare_matches_a_site_that_moved(masked: Analysis) -> None:
     assert [s.status for s in comparison.sites if not s.before] == ["new"]
 
 
+def test_a_fixed_site_is_gone_and_a_kept_one_that_moved_is_the_same(masked: Analysis) -> None:
+    """A mask (SH101) fixed at one line of a function and an `.item()` (SH109) kept below it, moved down by the
+    edit: the mask's site is gone and the `.item()`'s moved; the mask is never paired with the `.item()`."""
+    data = masked.to_json()
+    mask = dict(data["syncs"][0])
+    item = {**mask, "rule": "SH109", "op": "aten::_local_scalar_dense",
+            "op_chain": ["aten::item", "aten::_local_scalar_dense"],
+            "call_site": {**mask["call_site"], "line": mask["call_site"]["line"] + 1}}
+    before = Analysis.from_json({**data, "syncs": [mask, item]})
+    after = Analysis.from_json({**data, "syncs": [{**item, "call_site": {**item["call_site"],
+                                                                          "line": item["call_site"]["line"] + 2}}]})
+    statuses = {(delta.site, delta.after_site, tuple(delta.rules)): delta.status
+                for delta in compare(before, after).sites}
+    line = mask["call_site"]["line"]
+    file, function = mask["call_site"]["file"], mask["call_site"]["function"]
+    assert statuses == {(f"{file}:{line} {function}", None, ("SH101",)): "gone",
+                        (f"{file}:{line + 1} {function}", f"{file}:{line + 3} {function}", ("SH109",)): "same"}
+
+
 def test_report_compare_json_and_text(masked: Analysis, sliced: Analysis) -> None:
     comparison = compare(masked, sliced)
     data = json.loads(render_compare_json(comparison))
