@@ -165,6 +165,17 @@ def test_namespace_packages_give_longer_names(tmp_path):
     assert module_aliases(path) == ["ns.pkg.mod"]  # `ns` has no __init__.py; the project root ends the names
 
 
+def test_linting_from_inside_a_package_gives_the_same_answer(tmp_path, monkeypatch):
+    """`cd pkg && synchunt lint .` names the files as `synchunt lint pkg` does from above: the same program."""
+    package = _package(tmp_path)
+    above = _by_function(lint_paths([package]))
+    monkeypatch.chdir(package)
+    assert module_name("ops.py") == ("pkg.ops", False)
+    inside = _by_function(lint_paths([Path(".")]))
+    assert inside["legacy"] == above["legacy"] and inside["legacy"][0] == "low"
+    assert inside == above
+
+
 VENDORED = {
     "app/__init__.py": "",
     "app/serve.py": '''

@@ -9,6 +9,7 @@ An import names a module (``import a.b as m``, ``from a import b`` where ``a.b``
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -34,7 +35,7 @@ def module_names(path: str | Path) -> tuple[str, bool, list[str]]:
     ``__init__.py``: ``sglang/srt/layers/sampler.py`` is ``sglang.srt.layers.sampler``), so each folder name
     above is a possible prefix, up to the project's root (a folder with a ``pyproject.toml``, ``setup.py``,
     ``setup.cfg`` or ``.git``, which holds the packages) or a name that cannot be a package's."""
-    parts, is_package, folder = _name_parts(Path(path))
+    parts, is_package, folder = _name_parts(Path(os.path.abspath(path)))  # `kv.py` from inside its package
     name = ".".join(parts)
     aliases = []
     for _ in range(NAMESPACE_LEVELS):
