@@ -12,14 +12,15 @@ search path with the kind of each entry, and the trace's names of the user's fil
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import os
 import site
 import sys
 import sysconfig
-from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -37,13 +38,13 @@ class SearchEntry(msgspec.Struct, frozen=True):
     kind: str  # STDLIB, SITE_PACKAGES or USER
 
 
-@cache
+@functools.cache
 def _stdlib_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     return tuple(sorted({os.path.abspath(paths["stdlib"]), os.path.abspath(paths["platstdlib"])}))
 
 
-@cache
+@functools.cache
 def _site_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     found = {paths["purelib"], paths["platlib"], site.getusersitepackages()}
@@ -135,11 +136,13 @@ def find_project_root(file: str | os.PathLike[str], *, module: str | None = None
 
 
 class SourceMap(msgspec.Struct, frozen=True):
-    """What a capture knew about its files: project root, search path, and the user's files by trace name."""
+    """What a capture knew about its files: project root, search path, the user's files by trace name, and a
+    digest of each as it was when captured (a file edited since then no longer says what ran)."""
 
     project_root: str
     search_path: tuple[SearchEntry, ...] = ()
     user_files: Mapping[str, str] = msgspec.field(default_factory=dict)  # trace name → module name
+    digests: Mapping[str, str] = msgspec.field(default_factory=dict)  # trace name → file_digest at capture
 
     def module_of(self, name: str) -> str | None:
         return self.user_files.get(name)
@@ -163,7 +166,8 @@ class SourceMap(msgspec.Struct, frozen=True):
     def to_json(self) -> dict[str, Any]:
         return {"project_root": self.project_root,
                 "search_path": [{"path": e.path, "kind": e.kind} for e in self.search_path],
-                "user_files": dict(sorted(self.user_files.items()))}
+                "user_files": dict(sorted(self.user_files.items())),
+                "digests": dict(sorted(self.digests.items()))}
 
     @classmethod
     def from_metadata(cls, synchunt_metadata: Mapping[str, Any] | None) -> SourceMap | None:
@@ -177,7 +181,9 @@ class SourceMap(msgspec.Struct, frozen=True):
             return None
         search = tuple(SearchEntry(str(e["path"]), str(e["kind"])) for e in entries
                        if isinstance(e, dict) and "path" in e and "kind" in e)
-        return cls(data["project_root"], search, {str(k): str(v) for k, v in files.items()})
+        digests = data.get("digests")
+        digests = {str(k): v for k, v in digests.items() if isinstance(v, str)} if isinstance(digests, dict) else {}
+        return cls(data["project_root"], search, {str(k): str(v) for k, v in files.items()}, digests)
 
 
 def module_files(modules: Mapping[str, Any] | None = None) -> dict[str, str]:
@@ -203,6 +209,7 @@ def build_source_map(project_root: str, *, library_packages: Sequence[str], user
         return module.split(".", 1)[0]
 
     user: dict[str, str] = {}
+    digests: dict[str, str] = {}
     for file, module in module_files(modules).items():
         # synchunt's own files are never the user's, whatever module name they run under (the capture's child
         # process runs synchunt.capture.isolated as __main__).
@@ -210,8 +217,12 @@ def build_source_map(project_root: str, *, library_packages: Sequence[str], user
             continue
         if location_kind(file) != USER and top(module) not in user_packages:
             continue
-        user[trace_name(file, prefixes)] = module
-    return SourceMap(os.path.abspath(project_root), entries, user)
+        name = trace_name(file, prefixes)
+        user[name] = module
+        digest = file_digest(file)
+        if digest is not None:
+            digests[name] = digest
+    return SourceMap(os.path.abspath(project_root), entries, user, digests)
 
 
 _SYNCHUNT_PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -228,18 +239,68 @@ def source_roots(metadata: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(roots))
 
 
-def find_source(name: str, roots: Iterable[str] = ()) -> str | None:
+def find_source(name: str, roots: Iterable[str] = (), recorded: Collection[str] | None = None) -> str | None:
     """The readable ``.py`` file a trace's frame name stands for: as named, under one of ``roots``, or under the
     working directory; ``None`` otherwise (a trace from another machine, a file that moved, not Python source).
     Only regular ``.py`` files up to :data:`MAX_SOURCE_BYTES` qualify, so a hostile trace cannot make synchunt
-    read arbitrary local files."""
+    read arbitrary local files. ``recorded``: the digests the captures took of the file (`recorded_digests`);
+    when given, a file whose content is none of them is edited since, and its lines are not the ones that ran."""
     if not name.endswith(".py") or name.startswith("<"):
         return None
     candidates = [name] if os.path.isabs(name) else [*(os.path.join(root, name) for root in roots), name]
     for candidate in candidates:
         try:
             if os.path.isfile(candidate) and os.path.getsize(candidate) <= MAX_SOURCE_BYTES:
+                if recorded and file_digest(candidate) not in recorded:
+                    continue
                 return os.path.abspath(candidate)
         except OSError:
             continue
     return None
+
+
+class CapturedSources(NamedTuple):
+    """Where captures' files are read from (``roots``) and what each held when captured (``digests``)."""
+
+    roots: tuple[str, ...] = ()
+    digests: Mapping[str, Collection[str]] = {}
+
+    def find(self, name: str) -> str | None:
+        """The file a frame name stands for, as it was when captured (`find_source`)."""
+        return find_source(name, self.roots, self.digests.get(name))
+
+
+def captured_sources(metadata: Iterable[Mapping[str, Any]]) -> CapturedSources:
+    listed = list(metadata)
+    return CapturedSources(tuple(source_roots(listed)), recorded_digests(listed))
+
+
+def recorded_digests(metadata: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """Trace name → the digests the captures recorded of that file (empty for traces without them)."""
+    found: dict[str, set[str]] = {}
+    for meta in metadata:
+        sources = SourceMap.from_metadata(meta)
+        if sources is not None:
+            for name, digest in sources.digests.items():
+                found.setdefault(name, set()).add(digest)
+    return found
+
+
+def file_digest(path: str) -> str | None:
+    """A digest of a source file's bytes (``None`` when it cannot be read, or is no source file's size)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if info.st_size > MAX_SOURCE_BYTES:
+        return None
+    return _digest(os.path.abspath(path), info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest(path: str, mtime_ns: int, size: int) -> str | None:  # keyed by the file's state: read once per state
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.blake2b(handle.read(MAX_SOURCE_BYTES + 1), digest_size=16).hexdigest()
+    except OSError:
+        return None

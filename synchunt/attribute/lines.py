@@ -11,7 +11,7 @@ import msgspec
 
 from synchunt.attribute.model import CallSite, Sync
 from synchunt.sites import Frame
-from synchunt.source_map import find_source, source_roots
+from synchunt.source_map import CapturedSources, captured_sources
 from synchunt.trace import Trace
 from synchunt.trace.vocab import GUARD_PASS_KEY
 
@@ -31,7 +31,7 @@ def exact_lines(records: Sequence[Sync], trace: Trace, *, guard_lines: bool = Tr
     guard = trace.synchunt.get(GUARD_PASS_KEY)
     if guard_lines and isinstance(guard, dict) and not guard.get("error"):
         return tuple(_unresolved(record, GUARD_DID_NOT_SEE) for record in records)
-    roots = tuple(source_roots([trace.synchunt]))
+    sources = captured_sources([trace.synchunt])
     queries: dict[str, dict[Asked, None]] = {}  # per file: every function and rule asked about, each once
     for record in records:
         site = record.call_site
@@ -40,7 +40,7 @@ def exact_lines(records: Sequence[Sync], trace: Trace, *, guard_lines: bool = Tr
     if not queries:
         return tuple(records)
     answers = {(file, query): located for file, asked in queries.items()
-               for query, located in _located(file, roots, list(asked)).items()}
+               for query, located in _located(file, sources, list(asked)).items()}
     readable = {file for file, _ in answers}
     resolved = []
     for record in records:
@@ -97,9 +97,9 @@ def _query(record: Sync) -> Asked:
     return (site.def_line or site.line, site.function, (record.rule,))
 
 
-def _located(file: str, roots: tuple[str, ...], asked: list[Asked]) -> dict[Asked, Located]:
+def _located(file: str, sources: CapturedSources, asked: list[Asked]) -> dict[Asked, Located]:
     """One read and one lint of ``file`` for all its queries; nothing when its source cannot be read."""
-    path = find_source(file, roots)
+    path = sources.find(file)
     if path is None:
         return {}
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from synchunt.attribute.model import SiteRewrite, Sync
-from synchunt.source_map import find_source, source_roots
+from synchunt.source_map import captured_sources
 from synchunt.trace import Trace
 
 EXACT = ("exact", "runtime")
@@ -28,10 +28,10 @@ def site_rewrites(records: Sequence[Sync], trace: Trace) -> tuple[SiteRewrite, .
     from synchunt.fixes import finish, propose
     from synchunt.fixes.source import Module
 
-    roots = tuple(source_roots([trace.synchunt]))
+    sources = captured_sources([trace.synchunt])
     found = []
     for file, asked in sorted(wanted.items()):
-        path = find_source(file, roots)
+        path = sources.find(file)
         if path is None:
             continue
         try:

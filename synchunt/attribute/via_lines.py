@@ -15,7 +15,7 @@ import msgspec
 
 from synchunt.attribute.model import CallSite, Sync
 from synchunt.sites import Frame, FrameFilter
-from synchunt.source_map import find_source, source_roots
+from synchunt.source_map import CapturedSources, captured_sources
 from synchunt.trace import Trace
 
 
@@ -32,9 +32,9 @@ def exact_via_lines(records: Sequence[Sync], trace: Trace, frame_filter: FrameFi
             asked.setdefault(via.file, {})[(via.def_line or via.line, via.function, callee)] = None
     if not asked:
         return tuple(records)
-    roots = tuple(source_roots([trace.synchunt]))
+    sources = captured_sources([trace.synchunt])
     lines = {(file, question): line for file, questions in asked.items()
-             for question, line in _answers(file, roots, list(questions)).items()}
+             for question, line in _answers(file, sources, list(questions)).items()}
     out = []
     for record, callee in zip(records, callee_of, strict=True):
         via = record.via
@@ -63,9 +63,9 @@ def _callee(record: Sync, frame_filter: FrameFilter) -> str | None:
     return None
 
 
-def _answers(file: str, roots: tuple[str, ...], questions: list[tuple[int, str, str]],
+def _answers(file: str, sources: CapturedSources, questions: list[tuple[int, str, str]],
              ) -> dict[tuple[int, str, str], int]:
-    path = find_source(file, roots)
+    path = sources.find(file)
     if path is None:
         return {}
     try:

@@ -11,47 +11,56 @@ from __future__ import annotations
 
 import ast
 import functools
-import linecache
+import re
 import textwrap
-from collections.abc import Iterable
 
 from synchunt.attribute import Analysis, SiteSummary
-from synchunt.source_map import find_source, source_roots
+from synchunt.source_map import CapturedSources, captured_sources, file_digest
 
 EXACT_SOURCES = ("exact", "runtime")
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
 def site_sources(analysis: Analysis) -> dict[str, str]:
-    """Call site label → the stripped text of its line, for the sites whose line could be read."""
-    roots = source_roots(info.synchunt for info in analysis.traces)
+    """Call site label → the stripped text of its line, for the sites whose line could be read as it was when
+    the traces of its syncs were captured (a before/after comparison reads the file as it is now: the line of
+    the trace before the edit is not shown from the edited file)."""
+    metadata = {info.path: info.synchunt for info in analysis.traces}
+    traces_of: dict[str, set[str]] = {}
+    for record in analysis.records:
+        traces_of.setdefault(record.site, set()).add(record.trace)
+    sources_of: dict[frozenset[str], CapturedSources] = {}
     found = {}
     for site in analysis.sites:
-        text = source_line(site, roots)
+        traces = frozenset(traces_of.get(site.site, ()))
+        if traces not in sources_of:
+            sources_of[traces] = captured_sources(metadata[path] for path in sorted(traces) if path in metadata)
+        text = source_line(site, sources_of[traces])
         if text:
             found[site.site] = text
     return found
 
 
-def source_line(site: SiteSummary, roots: Iterable[str] = ()) -> str | None:
+def source_line(site: SiteSummary, sources: CapturedSources) -> str | None:
     """The text of the statement at the site's line: that line, or the whole statement when one spreads over a few
     lines (``if a and (\n b):``), dedented; ``None`` when it cannot be read."""
     if site.line_source not in EXACT_SOURCES or not site.file or not site.line or site.line < 1:
         return None
-    path = find_source(site.file, roots)
+    path = sources.find(site.file)
     if path is None:
         return None
-    first, last = _statement_lines(path, site.line)
-    lines = [linecache.getline(path, number).rstrip() for number in range(first, last + 1)]
+    text, tree = _read(path, file_digest(path))  # per content: a file edited in this process is read anew
+    first, last = _statement_lines(tree, site.line)
+    lines = [text[number - 1].rstrip() for number in range(first, last + 1) if number <= len(text)]
     return textwrap.dedent("\n".join(lines)).strip() or None
 
 
 MAX_STATEMENT_LINES = 10
 
 
-def _statement_lines(path: str, line: int) -> tuple[int, int]:
+def _statement_lines(tree: ast.Module | None, line: int) -> tuple[int, int]:
     """The first and last line of the innermost statement holding ``line`` (at most a few lines: a compound
     statement's header only), or the line alone."""
-    tree = _parsed(path)
     best = (line, line)
     if tree is None:
         return best
@@ -68,9 +77,15 @@ def _statement_lines(path: str, line: int) -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=64)
-def _parsed(path: str) -> ast.Module | None:
+def _read(path: str, digest: str | None) -> tuple[list[str], ast.Module | None]:
+    """The file's lines and syntax tree (none when it does not parse), cached per path and content."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return ast.parse(handle.read(), filename=path)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+            source = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return [], None
+    lines = _LINE_BREAKS.split(source)  # as the parser numbers lines (`str.splitlines` also splits at form feeds)
+    try:
+        return lines, ast.parse(source, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return lines, None

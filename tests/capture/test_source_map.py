@@ -17,7 +17,10 @@ from synchunt.source_map import (
     SourceMap,
     build_source_map,
     canonical_path,
+    captured_sources,
+    file_digest,
     find_project_root,
+    find_source,
     location_kind,
     naming_path,
     search_entries,
@@ -101,6 +104,23 @@ def test_build_source_map_decides_by_location_and_package(tmp_path: Path) -> Non
     assert sources.user_files == {"myserve/queue.py": "myserve.queue", "installed_user/mod.py": "installed_user.mod"}
     again = SourceMap.from_metadata({"sources": sources.to_json()})
     assert again == sources
+
+
+def test_the_map_keeps_a_digest_of_each_user_file_and_finds_only_that_content(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "app").mkdir(parents=True)
+    source = root / "app" / "loop.py"
+    source.write_text("x = 1\n")
+    modules = {"app.loop": _module("app.loop", source)}
+    sources = build_source_map(str(root), library_packages=(), search_path=[str(root)], modules=modules)
+    assert sources.digests == {"app/loop.py": file_digest(str(source))}
+    captured = captured_sources([{"sources": sources.to_json()}])
+    assert captured.find("app/loop.py") == str(source)
+    source.write_text("x = 2\n")  # edited after the capture: no longer the file that ran
+    assert captured.find("app/loop.py") is None
+    assert find_source("app/loop.py", [str(root)]) == str(source)  # without digests, as before
+    forged = {"sources": {**sources.to_json(), "digests": {"app/loop.py": 7, "x.py": "ab"}}}
+    assert SourceMap.from_metadata(forged).digests == {"x.py": "ab"}  # a malformed digest is left out
 
 
 @pytest.mark.parametrize("metadata", [None, {}, {"sources": []}, {"sources": {"project_root": 3}},
