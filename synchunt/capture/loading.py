@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from synchunt.errors import TargetError
+from synchunt.source_map import file_digest
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,14 @@ def _on_path(folder: Path) -> None:
         sys.path.insert(0, entry)
 
 
+# Each module file this process imported for a target, with its digest then: a later target of the same package
+# must not run code that was edited since (Python keeps the module it imported first).
+_AS_IMPORTED: dict[str, tuple[str, str]] = {}  # file → (module, digest)
+
+
 def _import(name: str) -> LoadedModule:
     _on_path(Path(os.getcwd()))  # as `python -m` has it: the working directory's packages are importable
+    loaded_before = set(sys.modules)
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as error:
@@ -96,8 +103,31 @@ def _import(name: str) -> LoadedModule:
         raise TargetError(f"cannot import {name!r}: {error}{hint}") from None
     except Exception as error:
         raise TargetError(f"importing {name} failed: {type(error).__name__}: {error}") from None
+    _remember(set(sys.modules) - loaded_before)
+    _check_unedited(name.split(".", 1)[0])
     file = getattr(module, "__file__", None)
     return LoadedModule(module, name, Path(os.path.abspath(file)) if isinstance(file, str) else None)
+
+
+def _remember(names: set[str]) -> None:
+    for name in names:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(file, str) and file.endswith(".py"):
+            digest = file_digest(file)
+            if digest is not None:
+                _AS_IMPORTED[os.path.abspath(file)] = (name, digest)
+
+
+def _check_unedited(package: str) -> None:
+    """Refuse to run a package's code that was edited after this process imported it."""
+    for file, (module, digest) in _AS_IMPORTED.items():
+        current = getattr(sys.modules.get(module), "__file__", None)
+        if module.split(".", 1)[0] != package or not isinstance(current, str) or os.path.abspath(current) != file:
+            continue  # another package's, or no longer the module loaded under that name
+        now = file_digest(file)
+        if now is not None and now != digest:
+            raise TargetError(f"{file} was edited after this process imported it (as {module!r}): the code in memory "
+                              "is the old one; run synchunt in a fresh process")
 
 
 def _load_file(path: Path) -> LoadedModule:

@@ -83,6 +83,16 @@ def test_module_form_refuses_a_module_an_earlier_path_entry_holds(user_dir: Path
         resolve_target("myserve.sched:run")
 
 
+def test_a_package_edited_after_its_import_is_refused(user_dir: Path) -> None:
+    """In one process, an edit to the target's package (here a helper module) after the first profile would
+    leave the old code running under the new line numbers."""
+    resolve_target("myserve.sched:run")
+    helper = user_dir / "myserve" / "queue.py"
+    helper.write_text(helper.read_text() + "\n# edited\n")
+    with pytest.raises(TargetError, match=r"queue\.py was edited after this process imported it"):
+        resolve_target("myserve.sched:run")
+
+
 def test_setup_return_value_goes_to_the_step(user_dir: Path) -> None:
     target = resolve_target("myserve.sched:step", {"n": "8"}, setup="make_state")
     state = target.setup()
