@@ -197,11 +197,12 @@ def module_files(modules: Mapping[str, Any] | None = None) -> dict[str, str]:
 
 
 def build_source_map(project_root: str, *, library_packages: Sequence[str], user_packages: Sequence[str] = (),
-                     search_path: Iterable[str] | None = None,
-                     modules: Mapping[str, Any] | None = None) -> SourceMap:
+                     search_path: Iterable[str] | None = None, modules: Mapping[str, Any] | None = None,
+                     as_imported: Mapping[str, str] | None = None) -> SourceMap:
     """The map for the files loaded now: each is user code unless it lives in the standard library or a
     site-packages folder (a ``user_packages`` package counts as user code wherever it is installed) or its
-    module belongs to ``library_packages``."""
+    module belongs to ``library_packages``. ``as_imported``: absolute file → its digest when its module was
+    imported (what ran), preferred to the file's digest now."""
     entries = search_entries([*(search_path if search_path is not None else profiler_search_path()), project_root])
     prefixes = naming_path(project_root, entries)
 
@@ -219,7 +220,7 @@ def build_source_map(project_root: str, *, library_packages: Sequence[str], user
             continue
         name = trace_name(file, prefixes)
         user[name] = module
-        digest = file_digest(file)
+        digest = (as_imported or {}).get(file) or file_digest(file)
         if digest is not None:
             digests[name] = digest
     return SourceMap(os.path.abspath(project_root), entries, user, digests)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from synchunt.capture import as_imported
 from synchunt.errors import TargetError
-from synchunt.source_map import file_digest
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def _same_file(a: Path, b: Path) -> bool:
 def _source_in(folder: Path, dotted: str) -> Path | None:
     """The source file ``dotted`` names inside ``folder`` (``a/b.py`` or ``a/b/__init__.py``), if there is one."""
     base = folder.joinpath(*dotted.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+    for candidate in (base / "__init__.py", base.with_suffix(".py")):  # a package wins, as in Python's finder
         if candidate.is_file():
             return Path(os.path.abspath(candidate))
     return None
@@ -84,11 +84,6 @@ def _on_path(folder: Path) -> None:
         sys.path.insert(0, entry)
 
 
-# Each module file this process imported for a target, with its digest then: a later target of the same package
-# must not run code that was edited since (Python keeps the module it imported first).
-_AS_IMPORTED: dict[str, tuple[str, str]] = {}  # file → (module, digest)
-
-
 def _import(name: str) -> LoadedModule:
     _on_path(Path(os.getcwd()))  # as `python -m` has it: the working directory's packages are importable
     loaded_before = set(sys.modules)
@@ -103,31 +98,10 @@ def _import(name: str) -> LoadedModule:
         raise TargetError(f"cannot import {name!r}: {error}{hint}") from None
     except Exception as error:
         raise TargetError(f"importing {name} failed: {type(error).__name__}: {error}") from None
-    _remember(set(sys.modules) - loaded_before)
-    _check_unedited(name.split(".", 1)[0])
+    as_imported.remember(set(sys.modules) - loaded_before)
+    as_imported.check_unedited(package=name.split(".", 1)[0])
     file = getattr(module, "__file__", None)
     return LoadedModule(module, name, Path(os.path.abspath(file)) if isinstance(file, str) else None)
-
-
-def _remember(names: set[str]) -> None:
-    for name in names:
-        file = getattr(sys.modules.get(name), "__file__", None)
-        if isinstance(file, str) and file.endswith(".py"):
-            digest = file_digest(file)
-            if digest is not None:
-                _AS_IMPORTED[os.path.abspath(file)] = (name, digest)
-
-
-def _check_unedited(package: str) -> None:
-    """Refuse to run a package's code that was edited after this process imported it."""
-    for file, (module, digest) in _AS_IMPORTED.items():
-        current = getattr(sys.modules.get(module), "__file__", None)
-        if module.split(".", 1)[0] != package or not isinstance(current, str) or os.path.abspath(current) != file:
-            continue  # another package's, or no longer the module loaded under that name
-        now = file_digest(file)
-        if now is not None and now != digest:
-            raise TargetError(f"{file} was edited after this process imported it (as {module!r}): the code in memory "
-                              "is the old one; run synchunt in a fresh process")
 
 
 def _load_file(path: Path) -> LoadedModule:
@@ -149,8 +123,12 @@ def _load_file(path: Path) -> LoadedModule:
     sys.modules[module_name] = module
     # The file's folder on sys.path, as `python file.py` would have it, for its sibling imports.
     _on_path(absolute.parent)
+    loaded_before = set(sys.modules)
     try:
         spec.loader.exec_module(module)
     except Exception as error:
         raise TargetError(f"importing {path} failed: {type(error).__name__}: {error}") from None
+    # The file itself runs anew each time; its siblings (`import helper`) are the modules Python keeps.
+    as_imported.remember([*(set(sys.modules) - loaded_before), module_name])
+    as_imported.check_unedited(folder=absolute.parent)
     return LoadedModule(module, absolute.stem, absolute)

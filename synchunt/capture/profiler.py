@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from synchunt.capture.as_imported import digests_as_imported
 from synchunt.capture.frame_names import frame_file_resolver
 from synchunt.capture.guard_pass import GuardPass, guard_json, run_guarded
 from synchunt.capture.native import profiler_call
@@ -149,7 +150,7 @@ def capture(target: Target, out_dir: str | Path, settings: CaptureSettings | Non
         if not raw_path.exists():
             raise TargetError("the profiler wrote no trace" + (f": {native_log.strip()}" if native_log else ""))
         sources = build_source_map(root, library_packages=LIBRARY_PACKAGES, user_packages=target.user_packages,
-                                   search_path=search)
+                                   search_path=search, as_imported=digests_as_imported())
         metadata = _metadata(target, settings, outcome["threads"], torch.__version__, sources)
         guard: GuardPass | None = outcome.get("guard")
         if guard is not None:

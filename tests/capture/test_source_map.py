@@ -119,6 +119,9 @@ def test_the_map_keeps_a_digest_of_each_user_file_and_finds_only_that_content(tm
     source.write_text("x = 2\n")  # edited after the capture: no longer the file that ran
     assert captured.find("app/loop.py") is None
     assert find_source("app/loop.py", [str(root)]) == str(source)  # without digests, as before
+    ran = build_source_map(str(root), library_packages=(), search_path=[str(root)], modules=modules,
+                           as_imported={str(source): "0" * 32})  # the file as its module was imported: what ran
+    assert ran.digests == {"app/loop.py": "0" * 32}
     forged = {"sources": {**sources.to_json(), "digests": {"app/loop.py": 7, "x.py": "ab"}}}
     assert SourceMap.from_metadata(forged).digests == {"x.py": "ab"}  # a malformed digest is left out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import sys
@@ -91,6 +92,23 @@ def test_a_package_edited_after_its_import_is_refused(user_dir: Path) -> None:
     helper.write_text(helper.read_text() + "\n# edited\n")
     with pytest.raises(TargetError, match=r"queue\.py was edited after this process imported it"):
         resolve_target("myserve.sched:run")
+    importlib.reload(sys.modules["myserve.queue"])  # IPython's %autoreload: the new code is what runs now
+    assert resolve_target("myserve.sched:run").name == "myserve.sched:run"
+
+
+def test_a_scripts_sibling_edited_after_its_import_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file outside any package runs anew each time, but the module it imports beside it is Python's to keep."""
+    (tmp_path / "loop.py").write_text("import siblinghelper\n\n\ndef step():\n    return siblinghelper.value()\n")
+    helper = tmp_path / "siblinghelper.py"
+    helper.write_text("def value():\n    return 1\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        resolve_target(f"{tmp_path / 'loop.py'}:step")
+        helper.write_text("def value():\n    return 2\n")
+        with pytest.raises(TargetError, match=r"siblinghelper\.py was edited after this process imported it"):
+            resolve_target(f"{tmp_path / 'loop.py'}:step")
+    finally:
+        sys.modules.pop("siblinghelper", None)
 
 
 def test_setup_return_value_goes_to_the_step(user_dir: Path) -> None:
