@@ -47,7 +47,8 @@ def capture_isolated(target: TargetSpec, out_dir: Path, settings: CaptureSetting
         result_path = Path(scratch) / "result.json"
         # The child imports as the parent would: the same import path (a caller may have extended it).
         request = {"target": asdict(target), "out_dir": str(out_dir.resolve()), "settings": asdict(settings),
-                   "result": str(result_path), "sys_path": [p for p in sys.path if isinstance(p, str)]}
+                   "result": str(result_path), "sys_path": [p for p in sys.path if isinstance(p, str)],
+                   "parent": os.getpid()}
         command = [sys.executable, "-m", "synchunt.capture.isolated", json.dumps(request)]
         try:
             returncode = _run_passing_output_on(command, timeout_s)
@@ -141,5 +142,24 @@ def _child(request: dict[str, Any]) -> None:
     result_path.write_text(json.dumps(result, default=str), encoding="utf-8")
 
 
+def _die_with_parent(parent: int | None) -> None:
+    """On Linux, be killed when the parent dies: in a session of its own, the child no longer gets the signals of
+    the parent's process group (a terminal closing, `kill %1`), and a parent stopped by one must not leave it
+    running to write a trace later."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if parent is not None and os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 if __name__ == "__main__":
-    _child(json.loads(sys.argv[1]))
+    _request = json.loads(sys.argv[1])
+    _die_with_parent(_request.get("parent"))
+    _child(_request)

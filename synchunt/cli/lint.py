@@ -163,6 +163,11 @@ def lint_command(
         from synchunt.files import check_output
 
         check_output(output, inputs=files, force=force)
+    if write_baseline is not None:  # refused before a long run, not after it
+        from synchunt.files import check_output
+        from synchunt.lint.baseline import replaceable
+
+        check_output(write_baseline, inputs=files, force=force or replaceable(write_baseline), what="lint baseline")
     # A baseline records every confidence: a run of a few files (a pre-commit hook) may rate a finding higher
     # than the whole tree did (no program around it), and must still find it recorded.
     floor = Confidence.LOW if write_baseline is not None else confidence

@@ -78,9 +78,12 @@ def _site_deltas(before: Analysis, after: Analysis) -> tuple[SiteDelta, ...]:
     for label, site in old.items():
         if label in matched:
             continue
-        # The same function, one line elsewhere, the same rules: an edit moved the site, it is still the same site
-        # (a site of other rules in that function is another line's sync: a mask fixed above an `.item()` kept).
-        moved = [s for s in new.values() if s.key == site.key and site.file and set(s.rules) == set(site.rules)]
+        # The same function, one line elsewhere: an edit moved the site, it is still the same site. It has the same
+        # rules, or (one of them fixed) the only site there that shares a rule: a site of other rules in that
+        # function is another line's sync (a mask fixed above an `.item()` that was kept).
+        here = [s for s in new.values() if s.key == site.key and site.file]
+        moved = [s for s in here if set(s.rules) == set(site.rules)] or [
+            s for s in here if set(s.rules) & set(site.rules)]
         pairs.append((site, new.pop(moved[0].site)) if len(moved) == 1 else (site, None))
     pairs.extend((None, site) for site in new.values())
     deltas = [_site_delta(b, a) for b, a in pairs]

@@ -79,15 +79,22 @@ def write_baseline(findings: Iterable[Finding], path: Path, root: Path, *, input
                for item in fingerprint(findings, root)]
     document = {"schema": SCHEMA, "root": ".", "findings": entries}
     text = json.dumps(document, indent=1) + "\n"
-    write_output(path, text, inputs=inputs, force=force or _holds_baseline(path), what="lint baseline")
+    write_output(path, text, inputs=inputs, force=force or replaceable(path), what="lint baseline")
     return len(entries)
 
 
-def _holds_baseline(path: Path) -> bool:
-    """Whether ``path`` is a lint baseline already (re-recording it needs no ``--force``)."""
+def replaceable(path: Path) -> bool:
+    """Whether ``--write-baseline`` may replace ``path`` without ``--force``: no file there, an empty one, or a lint
+    baseline already (re-recording it)."""
     try:
-        if path.stat().st_size > MAX_BASELINE_BYTES:
-            return False
+        size = path.stat().st_size
+    except OSError:
+        return True
+    if size == 0:
+        return True
+    if size > MAX_BASELINE_BYTES:
+        return False
+    try:
         return is_baseline(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
@@ -95,9 +102,9 @@ def _holds_baseline(path: Path) -> bool:
 
 @dataclass(frozen=True)
 class Recorded:
-    """One finding a baseline holds: its fingerprint, what the fingerprint is made of (``key``: rule, file,
-    function, expression) and the line it was on when recorded (None in a baseline that does not say: such
-    entries match by fingerprint alone)."""
+    """One finding a baseline holds: its fingerprint and what the fingerprint is made of (``key``: rule, file,
+    function, expression; None in a baseline written without them, or without the finding's ``line``: such an
+    entry matches by fingerprint alone)."""
 
     fingerprint: str
     key: tuple[str, str, str, str] | None
@@ -196,4 +203,4 @@ def _relative(path: str, root: Path) -> str:
 
 
 __all__ = ["SCHEMA", "Recorded", "expression_text", "fingerprint", "is_baseline", "new_findings", "read_baseline",
-           "write_baseline"]
+           "replaceable", "write_baseline"]

@@ -61,3 +61,29 @@ def test_interrupting_profile_says_so_and_stops_the_child(tmp_path: Path, whole_
         time.sleep(0.1)
     assert not _alive(worker), "a process the target started outlived the interrupt"
     assert not list((tmp_path / "traces").glob("*.json.gz"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the child asks Linux to be killed with its parent")
+def test_a_parent_killed_by_another_signal_takes_the_child_with_it(tmp_path: Path) -> None:
+    """`kill` (SIGTERM) or a terminal closing stops the parent without a word; the child, in a session of its own,
+    must not run on and write a trace later."""
+    (tmp_path / "slow.py").write_text(TARGET)
+    run = subprocess.Popen([sys.executable, "-m", "synchunt", "profile", "slow.py:stuck", "--out", "traces"],
+                           cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    marker = tmp_path / "child.pid"
+    deadline = time.monotonic() + 120
+    while not marker.exists() or not marker.read_text():
+        assert run.poll() is None and time.monotonic() < deadline, "the target never started"
+        time.sleep(0.1)
+    child = int(marker.read_text())
+    os.kill(run.pid, signal.SIGTERM)
+    run.communicate(timeout=60)
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child)
+    assert not list((tmp_path / "traces").glob("*.json.gz"))
+    worker = int((tmp_path / "worker.pid").read_text())  # the target's own process: orphaned, not ours to keep
+    if _alive(worker):
+        os.kill(worker, signal.SIGKILL)

@@ -30,6 +30,7 @@ RUN_ON_CPU = [case for case in CASES if case.observable is not Observable.CUDA]
 
 
 def _run(case: Case) -> None:
+    torch.manual_seed(0)  # both runs draw the same numbers (multinomial, normal)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecations (torch.cholesky) are not what is measured
         inputs = make_inputs("cpu")
@@ -60,5 +61,4 @@ def test_the_corpus_has_cases_a_cpu_run_takes() -> None:
 
 @pytest.mark.parametrize("case", RUN_ON_CPU, ids=[case.name for case in RUN_ON_CPU])
 def test_trace_and_guard_report_the_same_syncs(case: Case, tmp_path: Path) -> None:
-    torch.manual_seed(0)
     assert _traced(case, tmp_path) == _guarded(case)

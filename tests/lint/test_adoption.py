@@ -126,6 +126,9 @@ def test_write_baseline_replaces_a_baseline_but_no_other_file_without_force(tmp_
         assert runner.invoke(app, ["lint", str(source), "--write-baseline", str(baseline)]).exit_code == 0
     assert runner.invoke(app, ["lint", str(source), "--write-baseline", str(notes), "--force"]).exit_code == 0
     assert read_baseline(notes)
+    placeholder = tmp_path / "empty.json"
+    placeholder.touch()  # an empty file holds nothing to lose
+    assert runner.invoke(app, ["lint", str(source), "--write-baseline", str(placeholder)]).exit_code == 0
 
 
 def test_a_baseline_of_the_tree_holds_what_one_file_alone_reports_higher(tmp_path):

@@ -100,6 +100,20 @@ def test_a_fixed_site_is_gone_and_a_kept_one_that_moved_is_the_same(masked: Anal
                         (f"{file}:{line + 1} {function}", f"{file}:{line + 3} {function}", ("SH109",)): "same"}
 
 
+def test_a_partly_fixed_site_that_moved_is_still_that_site(masked: Analysis) -> None:
+    """One line with a mask (SH101) and an `.item()` (SH109); the fix removes the mask and the line moves down:
+    the same site, now with fewer syncs, not one site gone and one new."""
+    data = masked.to_json()
+    mask = dict(data["syncs"][0])
+    item = {**mask, "rule": "SH109", "op": "aten::_local_scalar_dense",
+            "op_chain": ["aten::item", "aten::_local_scalar_dense"]}
+    before = Analysis.from_json({**data, "syncs": [mask, item]})
+    after = Analysis.from_json({**data, "syncs": [{**item, "call_site": {**item["call_site"],
+                                                                          "line": item["call_site"]["line"] + 2}}]})
+    (delta,) = compare(before, after).sites
+    assert delta.after_site is not None and (delta.before, delta.after, delta.status) == (2, 1, "fewer")
+
+
 def test_report_compare_json_and_text(masked: Analysis, sliced: Analysis) -> None:
     comparison = compare(masked, sliced)
     data = json.loads(render_compare_json(comparison))
