@@ -38,9 +38,9 @@ def _alive(pid: int) -> bool:
     return not (status.exists() and "State:\tZ" in status.read_text())
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="signals and /proc as on Linux")
-@pytest.mark.parametrize("whole_group", [False, True], ids=["parent only", "process group"])
-def test_interrupting_profile_says_so_and_stops_the_child(tmp_path: Path, whole_group: bool) -> None:
+def _profile_until_the_target_runs(tmp_path: Path) -> tuple[subprocess.Popen[str], int, int]:
+    """`synchunt profile` of the stuck target, in a session of its own, once the target runs: (the run, the pid of
+    the child running the target, the pid of the worker the target started)."""
     (tmp_path / "slow.py").write_text(TARGET)
     run = subprocess.Popen([sys.executable, "-m", "synchunt", "profile", "slow.py:stuck", "--out", "traces"],
                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -50,7 +50,13 @@ def test_interrupting_profile_says_so_and_stops_the_child(tmp_path: Path, whole_
     while not marker.exists() or not marker.read_text():
         assert run.poll() is None and time.monotonic() < deadline, "the target never started"
         time.sleep(0.1)
-    child, worker = int(marker.read_text()), int((tmp_path / "worker.pid").read_text())
+    return run, int(marker.read_text()), int((tmp_path / "worker.pid").read_text())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signals and /proc as on Linux")
+@pytest.mark.parametrize("whole_group", [False, True], ids=["parent only", "process group"])
+def test_interrupting_profile_says_so_and_stops_the_child(tmp_path: Path, whole_group: bool) -> None:
+    run, child, worker = _profile_until_the_target_runs(tmp_path)
     (os.killpg if whole_group else os.kill)(run.pid, signal.SIGINT)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130
@@ -67,16 +73,7 @@ def test_interrupting_profile_says_so_and_stops_the_child(tmp_path: Path, whole_
 def test_a_parent_killed_by_another_signal_takes_the_child_with_it(tmp_path: Path) -> None:
     """`kill` (SIGTERM) or a terminal closing stops the parent without a word; the child, in a session of its own,
     must not run on and write a trace later."""
-    (tmp_path / "slow.py").write_text(TARGET)
-    run = subprocess.Popen([sys.executable, "-m", "synchunt", "profile", "slow.py:stuck", "--out", "traces"],
-                           cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
-    marker = tmp_path / "child.pid"
-    deadline = time.monotonic() + 120
-    while not marker.exists() or not marker.read_text():
-        assert run.poll() is None and time.monotonic() < deadline, "the target never started"
-        time.sleep(0.1)
-    child = int(marker.read_text())
+    run, child, worker = _profile_until_the_target_runs(tmp_path)
     os.kill(run.pid, signal.SIGTERM)
     run.communicate(timeout=60)
     deadline = time.monotonic() + 10
@@ -84,6 +81,5 @@ def test_a_parent_killed_by_another_signal_takes_the_child_with_it(tmp_path: Pat
         time.sleep(0.1)
     assert not _alive(child)
     assert not list((tmp_path / "traces").glob("*.json.gz"))
-    worker = int((tmp_path / "worker.pid").read_text())  # the target's own process: orphaned, not ours to keep
-    if _alive(worker):
+    if _alive(worker):  # the target's own process: orphaned, not ours to keep
         os.kill(worker, signal.SIGKILL)

@@ -17,6 +17,16 @@ SOURCE = ("import torch\n\nclass M(torch.nn.Module):\n    def __init__(self):\n"
           "    def forward(self, x):\n        return x.cuda().nonzero()\n")
 
 
+def _git_repo(root):
+    def git(*arguments):
+        subprocess.run(["git", *arguments], cwd=root, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    return git
+
+
 def test_baseline_survives_moved_lines_and_reports_new_findings(tmp_path):
     source = tmp_path / "model.py"
     source.write_text(SOURCE)
@@ -51,12 +61,7 @@ def test_statistics_and_skipped_tests(tmp_path):
 
 
 def test_diff_keeps_only_changed_lines(tmp_path):
-    def git(*arguments):
-        subprocess.run(["git", *arguments], cwd=tmp_path, check=True, capture_output=True)
-
-    git("init", "-q")
-    git("config", "user.email", "t@example.com")
-    git("config", "user.name", "t")
+    git = _git_repo(tmp_path)
     (tmp_path / "model.py").write_text(SOURCE)
     git("add", ".")
     git("commit", "-qm", "base")
@@ -73,16 +78,6 @@ def test_help_names_the_configuration_table():
 SCHEDULER = ("import torch\n\n\nclass Scheduler:\n    def __init__(self):\n        self.lens = torch.ones(4).cuda()\n\n"
              "    def step(self):\n        n = self.lens.sum().item()\n        return n\n")
 ADDED_ABOVE = SCHEDULER.replace("        n = self.lens", "        m = self.lens.sum().item()\n        n = self.lens")
-
-
-def _git_repo(root):
-    def git(*arguments):
-        subprocess.run(["git", *arguments], cwd=root, check=True, capture_output=True)
-
-    git("init", "-q")
-    git("config", "user.email", "t@example.com")
-    git("config", "user.name", "t")
-    return git
 
 
 def _lines(result) -> list[int]:
