@@ -206,5 +206,13 @@ def _check_known(what: str, value: str | None, per_trace: list[tuple[str, ...] |
     holding = " holding events" if what == "scope" else ""
     if not known:
         raise UsageError(f"no {what} {value!r}: these traces have no {what}s{holding}")
-    listing = ", ".join(known[:12]) + (f", … ({len(known) - 12} more)" if len(known) > 12 else "")
-    raise UsageError(f"no {what} {value!r}{holding} in these traces; {what}s: {listing}")
+    if what == "thread":  # a thread is named by its name or its id: say which is which
+        names, ids = [k for k in known if not k.isdigit()], [k for k in known if k.isdigit()]
+        parts = [f"threads: {_listed(names)}"] if names else []
+        parts += [f"thread ids: {_listed(sorted(ids, key=int))}"] if ids else []
+        raise UsageError(f"no thread {value!r} in these traces; {'; '.join(parts)}")
+    raise UsageError(f"no {what} {value!r}{holding} in these traces; {what}s: {_listed(known)}")
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:12]) + (f", … ({len(items) - 12} more)" if len(items) > 12 else "")

@@ -47,8 +47,10 @@ def test_five_layers_give_ten(profiled):
     assert len(result.syncs) == 10
     assert result.filter(scope="layer_3").summary["syncs"] == 2
     assert result.filter(thread="scheduler").summary["syncs"] == 10
-    with pytest.raises(UsageError, match="no thread 'nobody'"):  # a typo must not read as "sync-free"
+    with pytest.raises(UsageError, match="no thread 'nobody'") as refused:  # a typo must not read as "sync-free"
         result.filter(thread="nobody")
+    names, _, ids = str(refused.value).partition("; ")[2].partition("; ")
+    assert "scheduler" in names and "thread ids: " in ids and ids.removeprefix("thread ids: ").split(", ")[0].isdigit()
     with pytest.raises(UsageError, match="no scope 'layer_99'"):
         result.filter(scope="layer_99")
 
