@@ -105,10 +105,16 @@ def _is_under(path: Path, directories: Sequence[Path]) -> bool:
 
 
 def _must_not_sync(item: pytest.Item) -> bool:
-    if item.get_closest_marker("no_d2h_sync") is not None:
-        return True
-    if item.get_closest_marker("allow_d2h_sync") is not None:
-        return False
+    """The marker closest to the test decides (a function's `allow_d2h_sync` exempts it from a module's
+    `pytestmark = pytest.mark.no_d2h_sync`), else whether the test is under a guarded directory."""
+    for marker in item.iter_markers():  # closest first: the function's, its class's, its module's
+        if marker.name == "no_d2h_sync":
+            return True
+        if marker.name == "allow_d2h_sync":
+            if not str(marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")).strip():
+                pytest.fail('allow_d2h_sync needs a reason: @pytest.mark.allow_d2h_sync(reason="..."), as '
+                            "allow_syncs() does", pytrace=False)
+            return False
     return _is_under(Path(item.path).resolve(), item.config.stash.get(GUARDED_DIRS_KEY, ()))
 
 

@@ -131,6 +131,31 @@ def _guarded_tree(pytester: pytest.Pytester) -> None:
     })
 
 
+def test_the_closest_marker_decides_and_an_exemption_says_why(pytester: pytest.Pytester) -> None:
+    """A module's `pytestmark = no_d2h_sync` with one test exempted: the exemption holds; one without a reason
+    fails, as `allow_syncs()` refuses one."""
+    pytester.makepyfile(test_module="""
+        import pytest
+        import torch
+
+        pytestmark = pytest.mark.no_d2h_sync
+
+        def test_guarded():
+            torch.nonzero(torch.arange(4))
+
+        @pytest.mark.allow_d2h_sync(reason="reads the count on purpose")
+        def test_exempt():
+            torch.arange(4).sum().item()
+
+        @pytest.mark.allow_d2h_sync
+        def test_exempt_without_reason():
+            torch.arange(4)
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*test_guarded*", "*allow_d2h_sync needs a reason*"])
+
+
 def test_directory_option_guards_every_test_under_it(pytester: pytest.Pytester) -> None:
     _guarded_tree(pytester)
     result = pytester.runpytest("-p", "no:cacheprovider", "--synchunt-guard", "hot")
