@@ -10,7 +10,8 @@ A sync is warm-up when its trace says so:
 * it is among the first calls of an op whose later calls do not sync: on its thread, the syncs of one rule under
   one op (the outermost op of the chain around the sync) all fall in that op's first few calls (at most
   :data:`FIRST_CALLS`), and at least three times as many calls of the op follow without one (an allocator or
-  library initialization inside the first calls, such as a cuDNN convolution's first ``cudaFree``).
+  library initialization inside the first calls, such as a cuDNN convolution's first ``cudaFree``). A call is an
+  outermost one: the op run inside another op is part of that op's call.
 
 ``synchunt profile`` runs its warm-up iterations before the recorded window, so its traces rarely hold any.
 """
@@ -84,8 +85,14 @@ def _first_calls(detected: Sequence[DetectedSync], trace: Trace, warm: list[bool
     if not groups:
         return
     ts = trace.column("ts")
+    # A call is a user's call of the op: an op with no op around it (the `aten::nonzero` inside every `x[mask]` is
+    # part of that indexing, whose syncs are the mask's, not a later nonzero call that did not sync).
+    parent_is_op = np.zeros(len(parents), dtype=bool)
+    has_parent = parents >= 0
+    parent_is_op[has_parent] = is_op[parents[has_parent]]
+    outermost = is_op & ~parent_is_op
     for (_, lane_code, op), members in groups.items():
-        calls = np.flatnonzero(is_op & (lane == lane_code) & (names == op))
+        calls = np.flatnonzero(outermost & (lane == lane_code) & (names == op))
         calls = calls[np.argsort(ts[calls], kind="stable")]
         order = {int(row): position for position, row in enumerate(calls)}
         synced = sorted({order.get(under[i], len(calls)) for i in members})

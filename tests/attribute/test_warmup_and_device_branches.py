@@ -74,6 +74,16 @@ def test_an_ops_first_calls_that_stop_syncing_are_warm_up(tmp_path: Path) -> Non
     assert phases == [("aten::conv", "warm-up")] + [("aten::gather", "steady")] * 6
 
 
+def test_an_op_whose_later_runs_are_inside_another_ops_calls_is_steady(tmp_path: Path) -> None:
+    """`torch.nonzero(m)` once, then four `x[mask]`, each running its own `aten::nonzero` inside `aten::index`:
+    those are the indexing's calls (and syncs), not later nonzero calls that did not sync."""
+    events = _nonzero(0)
+    events += [event for k in range(4) for event in (_event("aten::index", "cpu_op", 10 + 10 * k, 8),
+                                                     *_nonzero(11 + 10 * k))]
+    phases = _phases(_analysis(tmp_path, events))
+    assert phases == [("aten::nonzero", "steady")] + [("aten::index", "steady")] * 4
+
+
 def test_alexnets_initialization_stall_is_kept_apart() -> None:
     analysis = synchunt.analyze(shared_trace_path(
         "hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"))
