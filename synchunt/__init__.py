@@ -4,7 +4,7 @@ Public API (imported lazily so that ``import synchunt`` stays cheap, e.g. for th
 
 - ``load_trace(path)`` → :class:`synchunt.trace.Trace` (DataFrames of events, threads, Python frames)
 - ``analyze(paths, ...)`` → :class:`synchunt.attribute.Analysis` (DataFrames of syncs and call sites)
-- ``watch()``, ``forbid_syncs()``, ``allow_syncs()``, ``SyncError`` → the runtime guard
+- ``watch()``, ``forbid_syncs()``, ``allow_syncs()``, ``SyncError``, ``is_guarded()`` → the runtime guard
 - ``shadow_device()`` → a one-GPU machine emulated on the CPU, for the guard on CPU-only machines
 """
 
@@ -26,6 +26,7 @@ _LAZY = {
     "forbid_syncs": "synchunt.guard",
     "allow_syncs": "synchunt.guard",
     "SyncError": "synchunt.guard",
+    "is_guarded": "synchunt.guard",
     "shadow_device": "synchunt.shadow",
 }
 

@@ -49,3 +49,14 @@ def test_the_record_table_names_the_fields_a_record_has() -> None:
     assert frame is not None and tuple(frame[1].split(", ")) == Frame.__struct_fields__
     site = re.search(r"\(`SiteCount`: `([\w ]+)`\)", text)
     assert site is not None and tuple(site[1].split()) == SiteCount.__struct_fields__
+
+
+def test_every_call_of_the_api_table_is_synchunts() -> None:
+    """`synchunt.is_guarded()` as the table names it, not only `synchunt.guard.is_guarded`."""
+    import synchunt
+
+    text = GUARD_DOC.read_text(encoding="utf-8")
+    table = text.split("## API", 1)[1].split("\n\n", 2)[1]
+    names = {match[1] for row in table.splitlines()[2:] if (match := re.match(r"\| `(\w+)[(`]", row))}
+    assert {"watch", "forbid_syncs", "allow_syncs", "is_guarded", "SyncError"} <= names
+    assert all(hasattr(synchunt, name) for name in names), [name for name in names if not hasattr(synchunt, name)]
