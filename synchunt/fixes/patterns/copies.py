@@ -232,7 +232,8 @@ def non_blocking(site: Site) -> object:
     """`t.cpu()`, `t.to("cpu")`, `t.to(device)`, `t.cuda()` or `host.copy_(t)` whose result is stored or
     returned, not read at once: the copy runs asynchronously. Equivalent when the host reads the result (or
     changes the source, for a host-to-device copy) only after an event or stream wait, and host memory is
-    pinned (from pageable memory the copy still blocks)."""
+    pinned (an upload from pageable memory does not wait for the device either, but the call first copies the
+    data to a staging buffer, so it overlaps less)."""
     node, module = site.node, site.module
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
         return None
@@ -266,7 +267,8 @@ def non_blocking(site: Site) -> object:
                      "when this returns)")
     else:
         condition = (f"`{operand(module, node.func.value)}` is in pinned memory and not changed on the host until the "
-                     "copy has finished (from pageable memory the copy still blocks)")
+                     "copy has finished (from pageable memory the call does not wait for the device either, but it "
+                     "first copies the data to a staging buffer: pinned memory lets the copy overlap)")
     check = expression_check(module, text, replacement, inputs="tensors copied on this machine's device")
     if name == "copy_":
         check = None  # the destination is the user's buffer: a copy on one device says nothing about the race

@@ -80,11 +80,12 @@ COPY_RULES: tuple[Rule, ...] = (
         name="pageable-non-blocking-copy",
         title="`non_blocking=True` device-to-host copy into pageable memory",
         what_it_does="Flags asynchronous device-to-host copies that the driver makes synchronous: "
-        "`t.to('cpu', non_blocking=True)` or `buf.copy_(t, non_blocking=True)` into a host tensor that is not "
-        "pinned.",
+        "`buf.copy_(t, non_blocking=True)` into a host tensor that is not pinned. (`t.to('cpu', "
+        "non_blocking=True)` is not one: ATen pins the buffer it allocates.)",
         why_bad="`non_blocking=True` looks free but is not with a pageable destination; the stall is invisible "
         "to `torch.cuda.set_sync_debug_mode`.",
-        example="logits_cpu = logits.to('cpu', non_blocking=True)  # pageable destination",
+        example="logits_host = torch.empty(logits.shape)  # pageable\n"
+        "logits_host.copy_(logits, non_blocking=True)",
         use_instead="logits_host.copy_(logits, non_blocking=True)  # logits_host pinned, allocated once\n"
         "copied.record()  # read logits_host after copied.synchronize() where waiting is free",
         mechanism="The driver cannot DMA straight into pageable memory: `cudaMemcpyAsync` to a pageable "
