@@ -205,3 +205,21 @@ def test_a_sync_only_the_guard_saw_has_no_stall_of_zero(tmp_path: Path) -> None:
     junit = GATE_FORMATS.get("junit")(result, options)
     assert "stall not measured (seen by the guard only)" in github and "0.0 µs" not in github
     assert "stall not measured" in junit and "0.0 µs" not in junit
+
+
+def test_a_shadow_runs_annotations_say_it_was_one(shared_analysis) -> None:
+    """Under the shadow device a latent sync is a GPU run's: the annotation says so, not a CPU run's caveat."""
+    from synchunt.attribute import Analysis
+    from synchunt.render.gate.findings import gate_findings
+    from synchunt.trace.vocab import SHADOW_KEY
+
+    data = shared_analysis.to_json()
+    latent = [sync for sync in data["syncs"] if not sync["confirmed"]]
+    assert latent
+    cpu = Analysis.from_json({**data, "syncs": latent})
+    shadow = Analysis.from_json({**data, "syncs": latent, "traces": [
+        {**info, "synchunt": {**info.get("synchunt", {}), SHADOW_KEY: {"notes": [], "device_tensors": 3}}}
+        for info in data["traces"]]})
+    assert all("a CPU run" in finding.message for finding in gate_findings(evaluate(cpu)))
+    messages = [finding.message for finding in gate_findings(evaluate(shadow))]
+    assert messages and all("shadow device" in m and "a CPU run" not in m for m in messages)

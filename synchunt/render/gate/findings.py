@@ -34,6 +34,7 @@ def _sync_findings(counted: Analysis, severity: Severity) -> list[Finding]:
     neither has nowhere in the repository to annotate and is left out here (the summary still counts it); one
     without any Python frame is placed at its trace."""
     findings = []
+    shadow = bool(counted.traces) and all(info.shadow_run for info in counted.traces)
     for code in sorted({sync.rule for sync in counted.records}):
         of_rule = counted.with_records(tuple(sync for sync in counted.records if sync.rule == code))
         for site in of_rule.sites:
@@ -42,7 +43,7 @@ def _sync_findings(counted: Analysis, severity: Severity) -> list[Finding]:
                 continue
             at = where if where is None or where.user else site.via
             findings.append(Finding(
-                code=code, message=_message(code, site),
+                code=code, message=_message(code, site, shadow=shadow),
                 # Without a Python frame the only place to point at is the trace the sync was found in.
                 path=at.file if at else next(r.trace for r in of_rule.records if r.site == site.site),
                 line=max(at.line, 1) if at else 1, severity=severity,
@@ -59,7 +60,7 @@ def _stall(site: SiteSummary) -> str:
     return f"stall {format_us(site.stall_us)}{unmeasured}"
 
 
-def _message(code: str, site: SiteSummary) -> str:
+def _message(code: str, site: SiteSummary, *, shadow: bool = False) -> str:
     rule = get_rule(code)
     evidence = [f"{count} {name}" for count, name in ((site.confirmed, "confirmed"), (site.latent, "latent"))
                 if count]
@@ -75,7 +76,10 @@ def _message(code: str, site: SiteSummary) -> str:
         text += f"; scopes {label('; '.join(scopes))}"
     if where is None:
         text += "; no Python frame recorded (profile with with_stack=True to find the line)"
-    if site.latent:
+    if site.latent and shadow:
+        text += (" (latent: a run under the shadow device, whose tensors, and the branches taken on them, are a GPU "
+                 "run's)")
+    elif site.latent:
         text += " (latent: a CPU run; a GPU run can sync elsewhere where code branches on the device)"
     return f"{text}. Fix: {rule.fix}"
 
