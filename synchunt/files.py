@@ -66,11 +66,8 @@ def write_output(path: Path, content: str | bytes, *, inputs: Iterable[Path] = (
             os.fsync(stream.fileno())
         if expected is not None and _current(path) != expected:
             raise UsageError(f"refusing to replace {label}: it changed since it was read")
-        if path.exists():  # keep the replaced file's permissions
-            with contextlib.suppress(OSError):
-                os.chmod(temporary, path.stat().st_mode & 0o7777)
-        else:
-            os.chmod(temporary, 0o666 & ~_umask())
+        with contextlib.suppress(OSError):
+            os.chmod(temporary, output_mode(path))
         os.replace(temporary, path)
         temporary = None
     except OSError as error:
@@ -80,6 +77,15 @@ def write_output(path: Path, content: str | bytes, *, inputs: Iterable[Path] = (
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
     return path
+
+
+def output_mode(path: Path) -> int:
+    """The permissions a file written to ``path`` gets: the replaced file's, or what ``open`` would give a new one
+    (a temporary file from ``mkstemp`` is the owner's alone until this is applied)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
 
 
 def _current(path: Path) -> bytes | None:

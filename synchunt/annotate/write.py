@@ -20,6 +20,7 @@ import msgspec
 from synchunt.annotate.model import SyncMark
 from synchunt.annotate.track import track_events
 from synchunt.errors import TraceError, UsageError
+from synchunt.files import output_mode
 from synchunt.trace.decode import read_bytes
 
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -103,6 +104,7 @@ def _write_atomically(out: Path, parts: list[bytes]) -> None:
                     stream.write(part[start:start + _CHUNK])
             if stream is not raw:
                 stream.close()
+        os.chmod(temporary, output_mode(out))  # as every other output: not the temporary file's owner-only mode
         os.replace(temporary, out)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)

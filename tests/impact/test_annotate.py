@@ -73,6 +73,20 @@ def test_annotated_trace_loads_back_with_the_same_findings(tmp_path):
     assert _findings(out) == _findings(source)
 
 
+def test_the_annotated_trace_is_readable_as_every_output_is(tmp_path):
+    """Written through a temporary file, yet with the permissions `open` gives a new file (0644 under umask 022),
+    so a CI artifact upload or a colleague's Perfetto can read it."""
+    import os
+
+    source = _fixture_trace(tmp_path)
+    previous = os.umask(0o022)
+    try:
+        out, _ = annotate_trace(source, tmp_path / "out.pt.trace.json.gz")
+    finally:
+        os.umask(previous)
+    assert out.stat().st_mode & 0o777 == 0o644
+
+
 @pytest.mark.parametrize("relative", REAL)
 def test_real_traces_round_trip(tmp_path, relative, shared_trace):
     source = shared_trace(relative)
