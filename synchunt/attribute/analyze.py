@@ -105,7 +105,14 @@ def trace_info(trace: Trace, mode: str, set_aside: tuple = ()) -> TraceInfo:
                      partial=None if partial_read is None else PartialRead(
                          bytes_read=partial_read.bytes_read, events_read=partial_read.events_read,
                          reason=partial_read.reason),
-                     collectives=_trace_collectives(trace))
+                     collectives=_trace_collectives(trace), devices=_device_names(trace.metadata))
+
+
+def _device_names(metadata: dict) -> tuple[str, ...]:
+    """The distinct device names a Kineto trace's ``deviceProperties`` lists, in order (nothing when absent)."""
+    listed = metadata.get("deviceProperties")
+    names = [entry.get("name") for entry in listed if isinstance(entry, dict)] if isinstance(listed, list) else []
+    return tuple(dict.fromkeys(name for name in names if isinstance(name, str) and name))
 
 
 def _trace_collectives(trace: Trace) -> Collectives | None:

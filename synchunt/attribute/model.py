@@ -165,6 +165,7 @@ class TraceInfo(msgspec.Struct, frozen=True):
     set_aside: tuple[SetAside, ...] = ()
     partial: PartialRead | None = None
     collectives: Collectives | None = None  # None: the trace has no collective kernel
+    devices: tuple[str, ...] = ()  # the accelerators Kineto's deviceProperties name ("NVIDIA H100 80GB HBM3")
     # Trace syncs left out because the shadow device saw their data on the host (not syncs on a GPU).
     host_resident: int = 0
     # Guard records not used: the guard pass, run after the recorded steps, made other syncs than they did.

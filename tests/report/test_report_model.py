@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -61,6 +62,19 @@ def test_report_header_counts_and_verdict(masked: Analysis) -> None:
     assert header["verdict"] == "8 latent syncs on thread scheduler"
     assert header["torch"] and header["device"] == "cpu"
     assert header["traces"][0]["label"] == "masked"
+
+
+def test_a_trace_from_elsewhere_names_the_devices_kineto_recorded(tmp_path: Path) -> None:
+    """No synchunt capture said what ran it, but Kineto's deviceProperties names the GPUs: the header says so."""
+    events = [{"ph": "X", "cat": "cpu_op", "name": "aten::nonzero", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"},
+                                                     {"id": 1, "name": "NVIDIA H100 80GB HBM3"}, {"id": 2}],
+                                "traceEvents": events}))
+    analysis = analyze(path)
+    assert analysis.traces[0].devices == ("NVIDIA H100 80GB HBM3",)
+    assert build_model(analysis).header["device"] == "NVIDIA H100 80GB HBM3"
+    assert Analysis.from_json(analysis.to_json()).traces[0].devices == ("NVIDIA H100 80GB HBM3",)
 
 
 def test_report_page_embeds_the_model(masked: Analysis, masked_small: Path) -> None:

@@ -86,7 +86,9 @@ def _header(analysis: Analysis) -> dict[str, Any]:
             f"({info.partial.bytes_read} bytes)")
         traces.append({"path": info.path, "rank": info.rank, "mode": info.mode,
                        "device_activity": info.device_activity, "target": meta.get("target"),
-                       "label": meta.get("label"), "device": meta.get("device"), "torch": meta.get("torch"),
+                       "label": meta.get("label"), "torch": meta.get("torch"),
+                       # what a synchunt capture ran on, else the accelerators the trace itself names
+                       "device": meta.get("device") or ", ".join(info.devices) or None,
                        "captured_at": meta.get("captured_at"), "duration_us": max(0.0, info.end_us - info.start_us),
                        "partial": partial})
     devices = sorted({t["device"] for t in traces if t["device"]})
