@@ -132,6 +132,11 @@ class _Header(msgspec.Struct):
     coded: dict[str, tuple[_Layout, list[Any]]]  # codes, vocabulary (string ids are stored this way too)
 
 
+# What the same bytes decode to, beyond the entry's shape: raised when a decode reads them differently (2: a legacy
+# trace's `ProfilerStep#N` operators are step annotations), so that no entry keeps the old reading.
+DECODE_REVISION = 2
+
+
 def _entry_format() -> str:
     """The format version: a hash of what shapes an entry (the column list, which columns are stored, the
     header's fields and types, the magic and alignment), so that a change to any of them is a new format without
@@ -139,7 +144,7 @@ def _entry_format() -> str:
     import xxhash
 
     shape = (COLUMNS, _STORED_ARRAYS, msgspec.structs.fields(_Header), msgspec.structs.fields(_Layout), _MAGIC,
-             _ALIGN)
+             _ALIGN, DECODE_REVISION)
     return xxhash.xxh3_64_hexdigest(repr(shape).encode())[:12]
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from synchunt.sites import PROFILER_STEP
 from synchunt.trace import vocab
 from synchunt.trace.source import PartialRead
 from synchunt.trace.table import (
@@ -264,7 +265,7 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
             columns = {key: _select(values, keep) for key, values in columns.items()}
             ts, dur = columns["ts"], columns["dur"]
         end = ts + dur
-    cat_codes, cat_values = columns["cat"]
+    cat_codes, cat_values = columns["cat"] = _steps_as_annotations(columns["name"], columns["cat"])
     ids = {key: _coded(columns[key]) if isinstance(columns[key], tuple) else columns[key] for key in IDS}
     parent, depth = host_tree(*(_id_codes(ids[key]) for key in IDS), ts, dur,
                               value_mask(cat_codes, (c in vocab.HOST_CATEGORIES for c in cat_values)))
@@ -274,6 +275,26 @@ def build(path: Path, decoded: DecodedTrace) -> Trace:
     return Trace(path=path, table=EventTable(arrays, coded, len(ts)),
                  thread_rows=thread_rows(decoded.threads, decoded.metadata), metadata=decoded.metadata,
                  partial=decoded.partial)
+
+
+def _steps_as_annotations(name: tuple[np.ndarray, list[Any]], cat: tuple[np.ndarray, list[Any]],
+                          ) -> tuple[np.ndarray, list[Any]]:
+    """The category column with each ``ProfilerStep#N`` written as an operator (Kineto before torch 1.10:
+    category ``Operator``) made the step annotation that newer traces write: it encloses a step, it is no op."""
+    name_codes, names = name
+    cat_codes, categories = cat
+    steps = [code for code, value in enumerate(names) if isinstance(value, str) and PROFILER_STEP.match(value)]
+    if not steps or vocab.CPU_OP not in categories:
+        return cat
+    rows = np.isin(name_codes, steps) & (cat_codes == categories.index(vocab.CPU_OP))
+    if not rows.any():
+        return cat
+    categories = list(categories)
+    if vocab.USER_ANNOTATION not in categories:
+        categories.append(vocab.USER_ANNOTATION)
+    cat_codes = cat_codes.copy()
+    cat_codes[rows] = categories.index(vocab.USER_ANNOTATION)
+    return cat_codes, categories
 
 
 def _all_usable(ts: np.ndarray, dur: np.ndarray, end: np.ndarray) -> bool:
