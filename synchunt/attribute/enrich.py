@@ -59,25 +59,31 @@ def _place(frame_filter: FrameFilter, along: tuple[tuple[str, str], ...], call_s
     stack argument: where it happens and the user's frame that led there, the stack shown, the enclosing ops, the
     scope and its chain (outermost first), the step."""
     stack = [f for f in (Frame.from_kineto_name(n) for n, c in along if c == vocab.PYTHON_FUNCTION) if f is not None]
-    if not stack:
-        stack = parse_call_stack(call_stack) if call_stack else []
+    ran = not stack and bool(call_stack)  # an older trace's Call stack: each frame at the line it was running
+    if ran:
+        stack = parse_call_stack(call_stack)
     stack = [frame_filter.canonical(frame) for frame in stack]
     ops = tuple(n for n, c in reversed(along) if c == vocab.CPU_OP and n not in vocab.DISPATCHER_STEPS)
     scopes, step = split_annotations([n for n, c in reversed(along) if c == vocab.USER_ANNOTATION])
     site, via = frame_filter.locate(stack)
-    return (_def_site(site, frame_filter), _def_site(via, frame_filter), tuple(frame_filter.shown_stack(stack)), ops,
-            SCOPE_SEPARATOR.join(scopes), tuple(scopes), step)
+    return (_trace_site(site, frame_filter, ran), _trace_site(via, frame_filter, ran),
+            tuple(frame_filter.shown_stack(stack)), ops, SCOPE_SEPARATOR.join(scopes), tuple(scopes), step)
 
 
-def _def_site(frame: Frame | None, frame_filter: FrameFilter) -> CallSite | None:
-    """A trace frame as a call site: Kineto names the function's first line (resolved later where it can be)."""
+def _trace_site(frame: Frame | None, frame_filter: FrameFilter, ran: bool) -> CallSite | None:
+    """A trace frame as a call site. A Python function event names the function's first line (resolved later
+    where it can be); a Call stack names the line that was running, the line itself."""
     if frame is None:
         return None
-    return CallSite(frame.file, frame.line, frame.function, def_line=frame.line, user=frame_filter.is_user(frame.file),
-                    line_note=DEF_LINE_NOTE)
+    user = frame_filter.is_user(frame.file)
+    if ran:
+        return CallSite(frame.file, frame.line, frame.function, line_source="runtime", user=user,
+                        line_note=RAN_LINE_NOTE)
+    return CallSite(frame.file, frame.line, frame.function, def_line=frame.line, user=user, line_note=DEF_LINE_NOTE)
 
 
 DEF_LINE_NOTE = "the trace names only the function's first line"
+RAN_LINE_NOTE = "the trace's Call stack names the line that was running"
 
 
 def set_aside_calls(trace: Trace, detection: Detection) -> tuple[SetAside, ...]:

@@ -36,9 +36,10 @@ class Thread(msgspec.Struct, frozen=True):
 class CallSite(msgspec.Struct, frozen=True):
     """A frame of a sync: where it happens (the innermost frame outside torch, a library's or the user's) or the
     user's frame that led there. ``line`` is the line that synced when ``line_source`` is ``"exact"`` (found in
-    the source) or ``"runtime"`` (seen by the runtime guard); with ``"def"`` it is the function's first line, all
-    a trace records, and ``line_note`` says why no exact line is known. ``def_line`` is that first line when
-    known. ``user`` is false for a library's file (an installed package, not the user's project)."""
+    the source) or ``"runtime"`` (seen running: by the runtime guard, or in an older trace's Call stack); with
+    ``"def"`` it is the function's first line, all a Python function event records, and ``line_note`` says why
+    no exact line is known. ``def_line`` is that first line when known. ``user`` is false for a library's file
+    (an installed package, not the user's project)."""
 
     file: str
     line: int

@@ -24,3 +24,12 @@ def test_a_legacy_step_is_a_step(tmp_path: Path) -> None:
     records = synchunt.analyze(path).records
     assert [(r.op_chain, r.step) for r in records] == [(("aten::nonzero",), "ProfilerStep#5"),
                                                       (("aten::nonzero",), "ProfilerStep#6")]
+
+
+def test_a_call_stack_names_the_line_that_was_running() -> None:
+    """An older trace's `Call stack` gives each frame's running line, not its function's first line: it is the
+    sync's line as it is, never moved to another line of the function."""
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "ATTR-timestamps-integer-legacy.json"
+    sites = [(r.call_site.line, r.call_site.line_source, r.call_site.def_line)
+             for r in synchunt.analyze(fixture).records]
+    assert sites == [(42, "runtime", None), (51, "runtime", None)]
