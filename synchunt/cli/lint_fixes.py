@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -91,12 +92,20 @@ def run_fixes(findings: list[Finding], relint: Callable[[str, str], list[Finding
         if all(finding.is_problem for finding in found):
             left += found
             continue
-        result = fix_file(path, relint, unsafe=unsafe, write=write)
+        reported = {_position(finding) for finding in found}
+        result = fix_file(path, relint, unsafe=unsafe, write=write,
+                          wanted=lambda finding, reported=reported: _position(finding) in reported)
         if result.error is not None:
             note(f"not fixed: {result.error}")
             left += found
             continue
-        left += result.remaining
+        # What the fixed text still has, of what was reported (lines may have moved: matched by rule, function
+        # and source line; what a baseline accepted stays out)
+        still = Counter(_what(finding) for finding in found)
+        for finding in result.remaining:
+            if still[_what(finding)] > 0:
+                still[_what(finding)] -= 1
+                left.append(finding)
         diffs.append(result.diff())
         fixed += len(result.fixed)
         files += bool(result.fixed)
@@ -110,6 +119,15 @@ def run_fixes(findings: list[Finding], relint: Callable[[str, str], list[Finding
         summary += f"; {suggestions} unchecked suggestion{'s' if suggestions != 1 else ''} left as they are"
     note(summary)
     return left, "".join(diffs)
+
+
+def _position(finding: Finding) -> tuple[str, int, int, int | None, int | None]:
+    """Where a finding is, as a re-lint of the same text finds it again."""
+    return finding.code, finding.line, finding.column, finding.end_line, finding.end_column
+
+
+def _what(finding: Finding) -> tuple[str, str | None, str]:
+    return finding.code, finding.scope, " ".join((finding.snippet or "").split())
 
 
 def _say_when_unchecked() -> None:

@@ -51,9 +51,11 @@ class FileFix:
                                             fromfile=f"a/{self.path}", tofile=f"b/{self.path}"))
 
 
-def fix_file(path: str, relint: Relint, *, unsafe: bool = False, write: bool = True) -> FileFix:
+def fix_file(path: str, relint: Relint, *, unsafe: bool = False, write: bool = True,
+             wanted: Callable[[Finding], bool] | None = None) -> FileFix:
     """Lint ``path`` (with ``relint``), tailor and check its findings' rewrites, apply those allowed, confirm
-    with ``relint`` that each fixed finding is gone, and write the result when ``write`` (else: a preview)."""
+    with ``relint`` that each fixed finding is gone, and write the result when ``write`` (else: a preview).
+    ``wanted``: which of the file's findings may be fixed (those reported: not one a baseline accepted)."""
     target = Path(path)
     try:
         raw = target.read_bytes()
@@ -62,7 +64,8 @@ def fix_file(path: str, relint: Relint, *, unsafe: bool = False, write: bool = T
         return FileFix(path, "", "", error=f"cannot read {path}: {error}")
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     source = text[len(bom):]
-    findings = tailor_findings(relint(source, path), lambda _: source, check=True)
+    found = [finding for finding in relint(source, path) if wanted is None or wanted(finding)]
+    findings = tailor_findings(found, lambda _: source, check=True)
     excluded: set[int] = set()
     for _ in range(3):  # a rewrite whose finding survives is left out, and the rest applied again
         chosen, left = choose(findings, unsafe=unsafe, excluded=excluded)

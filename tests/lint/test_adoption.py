@@ -141,3 +141,17 @@ def test_a_baseline_of_the_tree_holds_what_one_file_alone_reports_higher(tmp_pat
     assert _lines(alone) == [5]  # reported when linted alone
     hook = runner.invoke(app, ["lint", str(package / "kv.py"), "--baseline", str(baseline), "-f", "json"])
     assert hook.exit_code == 0 and _lines(hook) == []
+
+
+def test_fix_with_a_baseline_rewrites_only_the_findings_it_reports(tmp_path):
+    """--fix applies to what is reported: a finding the baseline accepted is left as the team accepted it."""
+    source = tmp_path / "m.py"
+    body = "import torch\n\n\ndef a(dev):\n    return torch.tensor([0, 0], device=dev)\n"
+    source.write_text(body)
+    runner = CliRunner()
+    assert runner.invoke(app, ["lint", str(source), "--write-baseline", str(tmp_path / "b.json")]).exit_code == 0
+    source.write_text(body + "\n\ndef c(dev):\n    return torch.tensor([0, 0], device=dev)\n")
+    runner.invoke(app, ["lint", str(source), "--baseline", str(tmp_path / "b.json"), "--fix", "--unsafe-fixes"])
+    lines = source.read_text().splitlines()
+    assert lines[4] == "    return torch.tensor([0, 0], device=dev)"  # accepted: untouched
+    assert lines[8] == "    return torch.zeros(2, dtype=torch.long, device=dev)"  # reported: fixed
