@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,12 +57,17 @@ def fix_file(path: str, relint: Relint, *, unsafe: bool = False, write: bool = T
     """Lint ``path`` (with ``relint``), tailor and check its findings' rewrites, apply those allowed, confirm
     with ``relint`` that each fixed finding is gone, and write the result when ``write`` (else: a preview).
     ``wanted``: which of the file's findings may be fixed (those reported: not one a baseline accepted)."""
-    target = Path(path)
+    # A link's target is the file to fix (the atomic writer would replace the link itself with a plain file)
+    target = Path(os.path.realpath(path))
     try:
         raw = target.read_bytes()
         text = raw.decode("utf-8")
+        links = target.stat().st_nlink
     except (OSError, UnicodeDecodeError) as error:
         return FileFix(path, "", "", error=f"cannot read {path}: {error}")
+    if write and links > 1:  # a new file renamed into place would leave the other names with the old text
+        return FileFix(path, text, text, error=f"{path} has {links} hard links: rewriting it would split them; "
+                                               "apply the fixes by hand (--fix-diff shows them)")
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     source = text[len(bom):]
     found = [finding for finding in relint(source, path) if wanted is None or wanted(finding)]

@@ -155,3 +155,24 @@ def test_fix_with_a_baseline_rewrites_only_the_findings_it_reports(tmp_path):
     lines = source.read_text().splitlines()
     assert lines[4] == "    return torch.tensor([0, 0], device=dev)"  # accepted: untouched
     assert lines[8] == "    return torch.zeros(2, dtype=torch.long, device=dev)"  # reported: fixed
+
+
+def test_fix_writes_through_a_link_and_leaves_hard_links_alone(tmp_path):
+    """The file a symlink names is fixed and the link stays a link; a hard-linked file is not split."""
+    import os
+
+    body = "import torch\n\n\ndef a(dev):\n    return torch.tensor([0, 0], device=dev)\n"
+    fixed = "    return torch.zeros(2, dtype=torch.long, device=dev)"
+    real = tmp_path / "real.py"
+    real.write_text(body)
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    hard = tmp_path / "hard.py"
+    hard.write_text(body)
+    os.link(hard, tmp_path / "hard_twin.py")
+    runner = CliRunner()
+    runner.invoke(app, ["lint", str(link), "--fix", "--unsafe-fixes"])
+    assert link.is_symlink() and real.read_text().splitlines()[4] == fixed
+    result = runner.invoke(app, ["lint", str(hard), "--fix", "--unsafe-fixes"])
+    assert hard.read_text() == body and hard.stat().st_nlink == 2
+    assert "hard links" in result.output
