@@ -172,6 +172,21 @@ def test_int_kept_on_the_device_needs_an_integer_tensor() -> None:
     assert broken(found, offsets=Feed("tensor", dtype="float", ndim=1, min_size=2)) == "failed"  # truncation
 
 
+def test_a_kept_value_that_is_a_view_of_a_changing_buffer_is_copied() -> None:
+    """`n = seq_lens[-1].item()` then `seq_lens.add_(1)`: the number read was a copy; `seq_lens[-1]` kept instead
+    would be a view that the add changes. The rewrite keeps its own copy; a value of its own needs none."""
+    changed = HEADER + "def last(seq_lens):\n    n = seq_lens[-1].item()\n    seq_lens.add_(1)\n    return n\n"
+    assert tailored("SH109", changed, "seq_lens[-1].item()").replacement == "seq_lens[-1].clone()"
+    stored = HEADER + "def grow(t, i):\n    v = t[i].item()\n    t[i] = 0\n    print(v)\n"
+    assert tailored("SH109", stored, "t[i].item()").replacement == "t[i].clone()"
+    buffer = HEADER + "def head(self):\n    return self.lens[0].item()\n"
+    assert tailored("SH109", buffer, "self.lens[0].item()").replacement == "self.lens[0].clone()"
+    own = HEADER + "def total(lens):\n    t = lens.sum().item()\n    lens.add_(1)\n    return t\n"
+    assert tailored("SH109", own, "lens.sum().item()").replacement == "lens.sum()"
+    local = HEADER + "def first(lens):\n    f = lens[0].item()\n    print(f + 1)\n"
+    assert tailored("SH109", local, "lens[0].item()").replacement == "lens[0]"
+
+
 def test_raise_on_a_device_test_becomes_assert_async() -> None:
     source = HEADER + ("def check(seq_lens, max_len):\n    if (seq_lens > max_len).any():\n"
                        "        raise ValueError('too long')\n")

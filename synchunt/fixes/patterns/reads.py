@@ -219,6 +219,13 @@ def keep_on_device(site: Site) -> object:
         replacement = receiver_text(module, node, receiver)
     else:  # `int(t)`: the bare operand where it stands alone, in parentheses inside an operation
         replacement = module.segment(receiver) if top is node else operand(module, receiver)
+    # A number read is a copy; the tensor kept instead may be a view of a buffer changed later (`n =
+    # seq_lens[-1]`, then `seq_lens.add_(1)`): it is kept as a copy of its own
+    escapes = reader == "the caller" or (
+        isinstance(parent, ast.Assign | ast.AnnAssign) and _returned(module, node, target))
+    # (inside an operation, `n - t[0]`, the result is a tensor of its own: nothing to copy)
+    if top is node and _shares_memory_later(module, node, receiver, returned=escapes):
+        replacement = f"{operand(module, receiver) if how != 'item' else replacement}.clone()"
     kind = {"int": " (an integer tensor)", "float": " (a floating-point tensor)", "bool": " (a bool tensor)"}
     condition = f"{reader} takes a 0-dim tensor{kind.get(how, '')}: the value stays on the device"
     if how != "bool":
@@ -232,6 +239,60 @@ def keep_on_device(site: Site) -> object:
     check = expression_check(module, top_text, rewritten, feeds, compare="number",
                              inputs="0-dim tensors and numbers")
     return site.proposal("keep-on-device", node, replacement, condition=condition, check=check)
+
+
+_VIEWS = frozenset({"view", "view_as", "select", "narrow", "expand", "expand_as", "squeeze", "unsqueeze", "t",
+                    "transpose", "permute", "detach", "flatten", "reshape", "as_strided", "unflatten", "diagonal"})
+
+
+def _view_base(receiver: ast.expr) -> str | None:
+    """The name or attribute ``receiver`` may be a view of (`buf[-1]`, `buf.view(-1)[0]`), if it may be one."""
+    node = receiver
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEWS:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "H", "real", "imag"):
+            node = node.value
+        else:
+            break
+    return dotted(node) if node is not receiver else None
+
+
+def _returned(module: Module, node: ast.AST, target: ast.expr) -> bool:
+    """Whether the name assigned here is handed to the caller (`n = ...`, later `return n` or `return n, m`)."""
+    name = dotted(target)
+    return name is not None and any(
+        isinstance(item, ast.Return) and item.value is not None and any(dotted(part) == name for part in
+                                                                        ast.walk(item.value))
+        for item in ast.walk(module.function(node)))
+
+
+def _shares_memory_later(module: Module, node: ast.AST, receiver: ast.expr, *, returned: bool) -> bool:
+    """Whether the tensor kept in place of the read may be a view whose memory changes after it: a view of an
+    attribute or handed to the caller (changed where this function cannot see), or of a name this function
+    changes in place (`name.add_(...)`, `name[...] = ...`, `name += ...`, `out=name`)."""
+    base = _view_base(receiver)
+    if base is None:
+        return False
+    if returned or "." in base:
+        return True
+    for item in ast.walk(module.function(node)):
+        if isinstance(item, ast.Call):
+            if isinstance(item.func, ast.Attribute) and dotted(item.func.value) == base and (
+                    item.func.attr.endswith("_") and not item.func.attr.startswith("_")):
+                return True
+            if any(keyword.arg == "out" and dotted(keyword.value) == base for keyword in item.keywords):
+                return True
+        targets = item.targets if isinstance(item, ast.Assign) else [item.target] if isinstance(
+            item, ast.AugAssign | ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Subscript) and dotted(target.value) == base:
+                return True
+            if isinstance(item, ast.AugAssign) and dotted(target) == base:
+                return True
+    return False
 
 
 def _receiver_feeds(receiver: ast.expr, dtype: str) -> list[tuple[str, Feed]]:
