@@ -177,14 +177,24 @@ def test_a_kept_value_that_is_a_view_of_a_changing_buffer_is_copied() -> None:
     would be a view that the add changes. The rewrite keeps its own copy; a value of its own needs none."""
     changed = HEADER + "def last(seq_lens):\n    n = seq_lens[-1].item()\n    seq_lens.add_(1)\n    return n\n"
     assert tailored("SH109", changed, "seq_lens[-1].item()").replacement == "seq_lens[-1].clone()"
-    stored = HEADER + "def grow(t, i):\n    v = t[i].item()\n    t[i] = 0\n    print(v)\n"
+    stored = HEADER + "def grow(t, i, out):\n    v = t[i].item()\n    t[i] = 0\n    out.append(v)\n"
     assert tailored("SH109", stored, "t[i].item()").replacement == "t[i].clone()"
     buffer = HEADER + "def head(self):\n    return self.lens[0].item()\n"
     assert tailored("SH109", buffer, "self.lens[0].item()").replacement == "self.lens[0].clone()"
     own = HEADER + "def total(lens):\n    t = lens.sum().item()\n    lens.add_(1)\n    return t\n"
     assert tailored("SH109", own, "lens.sum().item()").replacement == "lens.sum()"
-    local = HEADER + "def first(lens):\n    f = lens[0].item()\n    print(f + 1)\n"
+    local = HEADER + "def first(lens, out):\n    f = lens[0].item()\n    out.append(f * 2)\n"
     assert tailored("SH109", local, "lens[0].item()").replacement == "lens[0]"
+
+
+@pytest.mark.parametrize("use", ["if total > budget:\n        return 0", "while total > budget:\n        total -= 1",
+                                 "print(total)", "return x[:total]", "return list(range(total))"])
+def test_no_kept_value_where_the_code_reads_it_back_anyway(use: str) -> None:
+    """`total` kept as a tensor but then branched on, looped on, printed or used as a bound: the read would only
+    move there (the rewrite would remove nothing)."""
+    source = HEADER + f"def pick(lens, x, budget):\n    total = lens.sum().item()\n    {use}\n"
+    found = propose("SH109", Module.parse(source), _line(source, "lens.sum().item()"), None)
+    assert found is None or found.pattern != "keep-on-device"
 
 
 def test_raise_on_a_device_test_becomes_assert_async() -> None:

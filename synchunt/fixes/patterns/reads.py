@@ -210,6 +210,8 @@ def keep_on_device(site: Site) -> object:
         top, parent = parent, module.parent(parent)
     if isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign) and parent.value is top:
         target = parent.targets[0] if isinstance(parent, ast.Assign) else parent.target
+        if _read_as_python_value(module, node, target):
+            return None  # `if total > budget:` below would read the tensor there: the sync would only move
         reader = f"whatever reads `{module.segment(target)}`"
     elif isinstance(parent, ast.Return) and parent.value is top:
         reader = "the caller"
@@ -258,6 +260,38 @@ def _view_base(receiver: ast.expr) -> str | None:
         else:
             break
     return dotted(node) if node is not receiver else None
+
+
+_PYTHON_READERS = frozenset({"range", "int", "float", "bool", "len", "print", "str", "format", "round"})
+
+
+def _read_as_python_value(module: Module, node: ast.AST, target: ast.expr) -> bool:
+    """Whether the function reads the assigned name where a tensor is read back to the host anyway: a branch or
+    loop test (`if total > budget`, `while used < n`), an assert, a slice or index bound, `range`, `int`, `print`
+    and the like."""
+    name = dotted(target)
+    if name is None:
+        return False
+    for item in ast.walk(module.function(node)):
+        if item is target or dotted(item) != name or not isinstance(getattr(item, "ctx", None), ast.Load):
+            continue
+        child: ast.AST = item
+        for ancestor in module.ancestors(item):
+            if isinstance(ancestor, ast.If | ast.While | ast.IfExp | ast.Assert) and ancestor.test is child:
+                return True
+            if isinstance(ancestor, ast.comprehension) and child in ancestor.ifs:
+                return True
+            if (isinstance(ancestor, ast.Subscript) and ancestor.slice is child) or isinstance(ancestor, ast.Slice):
+                return True
+            if isinstance(ancestor, ast.Call) and isinstance(ancestor.func, ast.Name) and (
+                    ancestor.func.id in _PYTHON_READERS) and child in ancestor.args:
+                return True
+            if isinstance(ancestor, ast.JoinedStr | ast.FormattedValue):
+                return True
+            if isinstance(ancestor, ast.stmt):
+                break
+            child = ancestor
+    return False
 
 
 def _returned(module: Module, node: ast.AST, target: ast.expr) -> bool:
