@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import io
 import os
-from collections.abc import Callable
+import tokenize
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,8 +75,9 @@ def fix_file(path: str, relint: Relint, *, unsafe: bool = False, write: bool = T
     found = [finding for finding in relint(source, path) if wanted is None or wanted(finding)]
     findings = tailor_findings(found, lambda _: source, check=True)
     excluded: set[int] = set()
+    comments = comment_starts(source)
     for _ in range(3):  # a rewrite whose finding survives is left out, and the rest applied again
-        chosen, left = choose(findings, unsafe=unsafe, excluded=excluded)
+        chosen, left = choose(findings, unsafe=unsafe, excluded=excluded, comments=comments)
         after = apply_edits(source, [edit for finding in chosen for edit in finding.fix.edits])  # type: ignore[union-attr]
         remaining = relint(after, path) if chosen else findings
         survivors = [finding for finding in chosen if _survives(finding, chosen, source, after, remaining)]
@@ -94,10 +97,11 @@ def fix_file(path: str, relint: Relint, *, unsafe: bool = False, write: bool = T
     return dataclasses.replace(result, written=True)
 
 
-def choose(findings: list[Finding], *, unsafe: bool, excluded: set[int] = frozenset()  # type: ignore[assignment]
-           ) -> tuple[list[Finding], list[tuple[Finding, str]]]:
+def choose(findings: list[Finding], *, unsafe: bool, excluded: set[int] = frozenset(),  # type: ignore[assignment]
+           comments: Sequence[tuple[int, int]] = ()) -> tuple[list[Finding], list[tuple[Finding, str]]]:
     """The findings whose rewrites may be applied together, and the others with the reason. Safe rewrites come
-    first; a rewrite whose edits overlap one already chosen is left."""
+    first; a rewrite whose edits overlap one already chosen is left, and so is one whose edits would replace a
+    comment (``comments``: where each starts, line and 1-based column)."""
     chosen: list[Finding] = []
     left: list[tuple[Finding, str]] = []
     taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
@@ -110,11 +114,23 @@ def choose(findings: list[Finding], *, unsafe: bool, excluded: set[int] = frozen
             left.append((finding, f"conditional ({rewrite.condition}): apply with --unsafe-fixes"))
         elif any(_overlaps(edit, other) for edit in rewrite.edits for other in taken):
             left.append((finding, "overlaps another fix"))
+        elif any((edit.line, edit.column) <= comment < (edit.end_line, edit.end_column)
+                 for edit in rewrite.edits for comment in comments):
+            left.append((finding, "it would drop a comment inside the code it replaces"))
         else:
             chosen.append(finding)
             taken += [((edit.line, edit.column), (edit.end_line, edit.end_column)) for edit in rewrite.edits
                       if (edit.line, edit.column) != (edit.end_line, edit.end_column)]
     return chosen, left
+
+
+def comment_starts(source: str) -> list[tuple[int, int]]:
+    """Where each comment of ``source`` starts (line, 1-based column); none when it does not tokenize."""
+    try:
+        return [(token.start[0], token.start[1] + 1) for token in tokenize.generate_tokens(io.StringIO(source).readline)
+                if token.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return []
 
 
 def _overlaps(edit: Edit, span: tuple[tuple[int, int], tuple[int, int]]) -> bool:

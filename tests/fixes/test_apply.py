@@ -118,3 +118,17 @@ def test_a_rewrite_the_second_lint_still_flags_is_not_applied(tmp_path: Path) ->
     result = fix_file(str(path), stubborn)
     assert not result.changed and path.read_text() == SOURCE
     assert any("still flags" in why for _, why in result.left)
+
+
+def test_a_rewrite_that_would_drop_a_comment_is_left(tmp_path: Path) -> None:
+    """`torch.tensor(\\n [0, 0],  # two slots\\n device=dev)` rewritten to one `torch.zeros(...)` would lose the
+    comment: it is left, saying why; the same call on one line is fixed."""
+    pytest.importorskip("torch")
+    path = tmp_path / "slots.py"
+    path.write_text("import torch\n\n\ndef slots(dev):\n    return torch.tensor(\n        [0, 0],  # two slots\n"
+                    "        device=dev,\n    )\n\n\ndef other(dev):\n    return torch.tensor([0, 0], device=dev)\n")
+    result = fix_file(str(path), relint, unsafe=True)
+    assert "# two slots" in path.read_text()
+    assert [(finding.line, why) for finding, why in result.left] == [
+        (5, "it would drop a comment inside the code it replaces")]
+    assert [finding.line for finding in result.fixed] == [12]
