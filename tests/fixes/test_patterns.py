@@ -185,6 +185,8 @@ def test_a_kept_value_that_is_a_view_of_a_changing_buffer_is_copied() -> None:
     assert tailored("SH109", own, "lens.sum().item()").replacement == "lens.sum()"
     local = HEADER + "def first(lens, out):\n    f = lens[0].item()\n    out.append(f * 2)\n"
     assert tailored("SH109", local, "lens[0].item()").replacement == "lens[0]"
+    itself = HEADER + "def tick(count, out):\n    n = count.item()\n    count += 1\n    out.append(n)\n"
+    assert tailored("SH109", itself, "count.item()").replacement == "count.clone()"  # `+=` on a tensor: in place
 
 
 @pytest.mark.parametrize("use", ["if total > budget:\n        return 0", "while total > budget:\n        total -= 1",

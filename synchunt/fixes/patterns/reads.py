@@ -221,7 +221,7 @@ def keep_on_device(site: Site) -> object:
         replacement = receiver_text(module, node, receiver)
     else:  # `int(t)`: the bare operand where it stands alone, in parentheses inside an operation
         replacement = module.segment(receiver) if top is node else operand(module, receiver)
-    # A number read is a copy; the tensor kept instead may be a view of a buffer changed later (`n =
+    # A number read is a copy; the tensor kept instead may be the buffer itself or a view of it, changed later (`n =
     # seq_lens[-1]`, then `seq_lens.add_(1)`): it is kept as a copy of its own
     escapes = reader == "the caller" or (
         isinstance(parent, ast.Assign | ast.AnnAssign) and _returned(module, node, target))
@@ -248,7 +248,8 @@ _VIEWS = frozenset({"view", "view_as", "select", "narrow", "expand", "expand_as"
 
 
 def _view_base(receiver: ast.expr) -> str | None:
-    """The name or attribute ``receiver`` may be a view of (`buf[-1]`, `buf.view(-1)[0]`), if it may be one."""
+    """The name or attribute whose memory ``receiver`` may share: itself (`count`), or what it may be a view of
+    (`buf[-1]`, `buf.view(-1)[0]`); None for a tensor of its own (`lens.sum()`)."""
     node = receiver
     while True:
         if isinstance(node, ast.Subscript):
@@ -259,7 +260,7 @@ def _view_base(receiver: ast.expr) -> str | None:
             node = node.value
         else:
             break
-    return dotted(node) if node is not receiver else None
+    return dotted(node)
 
 
 _PYTHON_READERS = frozenset({"range", "int", "float", "bool", "len", "print", "str", "format", "round"})
