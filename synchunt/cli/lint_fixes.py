@@ -99,12 +99,13 @@ def run_fixes(findings: list[Finding], relint: Callable[[str, str], list[Finding
             note(f"not fixed: {result.error}")
             left += found
             continue
-        # What the fixed text still has, of what was reported (lines may have moved: matched by rule, function
-        # and source line; what a baseline accepted stays out)
-        still = Counter(_what(finding) for finding in found)
+        # What the fixed text still has, but what the run left out before (a baseline's, --diff's: lines may
+        # have moved, so matched by rule, function and source line); a read a rewrite moved is reported anew
+        hidden = Counter(_what(finding) for finding in result.unwanted)
         for finding in result.remaining:
-            if still[_what(finding)] > 0:
-                still[_what(finding)] -= 1
+            if hidden[_what(finding)] > 0:
+                hidden[_what(finding)] -= 1
+            else:
                 left.append(finding)
         diffs.append(result.diff())
         fixed += len(result.fixed)

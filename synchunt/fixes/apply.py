@@ -41,6 +41,7 @@ class FileFix:
     remaining: tuple[Finding, ...] = ()
     written: bool = False
     error: str | None = None
+    unwanted: tuple[Finding, ...] = ()  # the file's findings left out by ``wanted`` (a baseline's, say)
 
     @property
     def changed(self) -> bool:
@@ -72,7 +73,9 @@ def fix_file(path: str, relint: Relint, *, unsafe: bool = False, write: bool = T
                                                "apply the fixes by hand (--fix-diff shows them)")
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     source = text[len(bom):]
-    found = [finding for finding in relint(source, path) if wanted is None or wanted(finding)]
+    linted = relint(source, path)
+    found = [finding for finding in linted if wanted is None or wanted(finding)]
+    unwanted = tuple(finding for finding in linted if wanted is not None and not wanted(finding))
     findings = tailor_findings(found, lambda _: source, check=True)
     excluded: set[int] = set()
     comments = comment_starts(source)
@@ -87,7 +90,8 @@ def fix_file(path: str, relint: Relint, *, unsafe: bool = False, write: bool = T
     else:
         chosen, after, remaining = [], source, findings
     left += [(finding, "the lint still flags the rewritten code") for finding in findings if id(finding) in excluded]
-    result = FileFix(path, bom + source, bom + after, tuple(chosen), tuple(left), tuple(remaining))
+    result = FileFix(path, bom + source, bom + after, tuple(chosen), tuple(left), tuple(remaining),
+                     unwanted=unwanted)
     if not write or not result.changed:
         return result
     try:

@@ -151,10 +151,22 @@ def test_fix_with_a_baseline_rewrites_only_the_findings_it_reports(tmp_path):
     runner = CliRunner()
     assert runner.invoke(app, ["lint", str(source), "--write-baseline", str(tmp_path / "b.json")]).exit_code == 0
     source.write_text(body + "\n\ndef c(dev):\n    return torch.tensor([0, 0], device=dev)\n")
-    runner.invoke(app, ["lint", str(source), "--baseline", str(tmp_path / "b.json"), "--fix", "--unsafe-fixes"])
+    fixed = runner.invoke(app, ["lint", str(source), "--baseline", str(tmp_path / "b.json"), "--fix",
+                                "--unsafe-fixes", "-f", "json"])
     lines = source.read_text().splitlines()
     assert lines[4] == "    return torch.tensor([0, 0], device=dev)"  # accepted: untouched
     assert lines[8] == "    return torch.zeros(2, dtype=torch.long, device=dev)"  # reported: fixed
+    assert fixed.exit_code == 0 and '"findings": []' in fixed.output  # and the accepted one not reported again
+
+
+def test_fix_reports_what_the_fixed_file_still_has(tmp_path):
+    """A second finding on a fixed line, or a read a rewrite moved, is still reported after --fix (exit 1)."""
+    source = tmp_path / "b.py"
+    source.write_text("import torch\n\n\ndef f(x, dev):\n    y = torch.tensor([0, 0]).to(dev); n = x.nonzero()\n"
+                      "    return y, n\n")
+    result = CliRunner().invoke(app, ["lint", str(source), "--fix", "--unsafe-fixes", "-f", "json"])
+    assert "torch.zeros(2" in source.read_text()
+    assert result.exit_code == 1 and '"SH103"' in result.output
 
 
 def test_fix_writes_through_a_link_and_leaves_hard_links_alone(tmp_path):
