@@ -174,7 +174,8 @@ def test_int_kept_on_the_device_needs_an_integer_tensor() -> None:
 
 def test_a_kept_value_that_is_a_view_of_a_changing_buffer_is_copied() -> None:
     """`n = seq_lens[-1].item()` then `seq_lens.add_(1)`: the number read was a copy; `seq_lens[-1]` kept instead
-    would be a view that the add changes. The rewrite keeps its own copy; a value of its own needs none."""
+    would be a view that the add changes. The rewrite keeps a copy of its own of anything that may share memory
+    (a name, an index, a method that may return its input); a reduction or an operation is one already."""
     changed = HEADER + "def last(seq_lens):\n    n = seq_lens[-1].item()\n    seq_lens.add_(1)\n    return n\n"
     assert tailored("SH109", changed, "seq_lens[-1].item()").replacement == "seq_lens[-1].clone()"
     stored = HEADER + "def grow(t, i, out):\n    v = t[i].item()\n    t[i] = 0\n    out.append(v)\n"
@@ -183,14 +184,21 @@ def test_a_kept_value_that_is_a_view_of_a_changing_buffer_is_copied() -> None:
     assert tailored("SH109", buffer, "self.lens[0].item()").replacement == "self.lens[0].clone()"
     own = HEADER + "def total(lens):\n    t = lens.sum().item()\n    lens.add_(1)\n    return t\n"
     assert tailored("SH109", own, "lens.sum().item()").replacement == "lens.sum()"
-    local = HEADER + "def first(lens, out):\n    f = lens[0].item()\n    out.append(f * 2)\n"
-    assert tailored("SH109", local, "lens[0].item()").replacement == "lens[0]"
+    handed = HEADER + "def first(lens, out):\n    f = lens[0].item()\n    out.append(f * 2)\n"
+    assert tailored("SH109", handed, "lens[0].item()").replacement == "lens[0].clone()"  # `out` keeps it
+    alias = HEADER + "def last(seq_lens):\n    n = seq_lens.long()[-1].item()\n    return n\n"
+    assert tailored("SH109", alias, ".item()").replacement == "seq_lens.long()[-1].clone()"  # .long() may alias
+    arithmetic = HEADER + "def slack(x, offsets):\n    tail = x.shape[0] - int(offsets[-1])\n    return tail\n"
+    assert tailored("SH109", arithmetic, "int(offsets").replacement == "offsets[-1]"  # a tensor of its own
     itself = HEADER + "def tick(count, out):\n    n = count.item()\n    count += 1\n    out.append(n)\n"
     assert tailored("SH109", itself, "count.item()").replacement == "count.clone()"  # `+=` on a tensor: in place
 
 
 @pytest.mark.parametrize("use", ["if total > budget:\n        return 0", "while total > budget:\n        total -= 1",
-                                 "print(total)", "return x[:total]", "return list(range(total))"])
+                                 "print(total)", "return x[:total]", "return list(range(total))",
+                                 "return f'{total} tokens'", "return int(total)", "return min(total, budget)",
+                                 "ok = total > budget and budget > 0", "return '{}'.format(total)",
+                                 "return '%d' % total", "return not total"])
 def test_no_kept_value_where_the_code_reads_it_back_anyway(use: str) -> None:
     """`total` kept as a tensor but then branched on, looped on, printed or used as a bound: the read would only
     move there (the rewrite would remove nothing)."""

@@ -221,12 +221,10 @@ def keep_on_device(site: Site) -> object:
         replacement = receiver_text(module, node, receiver)
     else:  # `int(t)`: the bare operand where it stands alone, in parentheses inside an operation
         replacement = module.segment(receiver) if top is node else operand(module, receiver)
-    # A number read is a copy; the tensor kept instead may be the buffer itself or a view of it, changed later (`n =
-    # seq_lens[-1]`, then `seq_lens.add_(1)`): it is kept as a copy of its own
-    escapes = reader == "the caller" or (
-        isinstance(parent, ast.Assign | ast.AnnAssign) and _returned(module, node, target))
-    # (inside an operation, `n - t[0]`, the result is a tensor of its own: nothing to copy)
-    if top is node and _shares_memory_later(module, node, receiver, returned=escapes):
+    # A number read is a copy; the tensor kept instead may be the buffer itself or a view of it (`seq_lens[-1]`,
+    # `.long()`, `.contiguous()`), which later code anywhere may change in place: it is kept as a copy of its own,
+    # unless it is a result of its own already (a reduction, an operation: `n - t[0]`)
+    if top is node and not _fresh(receiver):
         replacement = f"{operand(module, receiver) if how != 'item' else replacement}.clone()"
     kind = {"int": " (an integer tensor)", "float": " (a floating-point tensor)", "bool": " (a bool tensor)"}
     condition = f"{reader} takes a 0-dim tensor{kind.get(how, '')}: the value stays on the device"
@@ -243,27 +241,22 @@ def keep_on_device(site: Site) -> object:
     return site.proposal("keep-on-device", node, replacement, condition=condition, check=check)
 
 
-_VIEWS = frozenset({"view", "view_as", "select", "narrow", "expand", "expand_as", "squeeze", "unsqueeze", "t",
-                    "transpose", "permute", "detach", "flatten", "reshape", "as_strided", "unflatten", "diagonal"})
+# Methods and torch functions whose result is a tensor of its own, never an alias of their input
+_FRESH = frozenset({"sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var", "norm",
+                    "any", "all", "count_nonzero", "numel", "dot", "matmul", "logsumexp", "median", "clone"})
 
 
-def _view_base(receiver: ast.expr) -> str | None:
-    """The name or attribute whose memory ``receiver`` may share: itself (`count`), or what it may be a view of
-    (`buf[-1]`, `buf.view(-1)[0]`); None for a tensor of its own (`lens.sum()`)."""
-    node = receiver
-    while True:
-        if isinstance(node, ast.Subscript):
-            node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEWS:
-            node = node.func.value
-        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "H", "real", "imag"):
-            node = node.value
-        else:
-            break
-    return dotted(node)
+def _fresh(receiver: ast.expr) -> bool:
+    """Whether ``receiver`` is a tensor of its own: an operation, or a reduction (`lens.sum()`,
+    `torch.max(x)`), not a name, an attribute, an index or a method that may return its input's memory."""
+    if isinstance(receiver, ast.BinOp | ast.UnaryOp | ast.Compare):
+        return True
+    return isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and (
+        receiver.func.attr in _FRESH)
 
 
-_PYTHON_READERS = frozenset({"range", "int", "float", "bool", "len", "print", "str", "format", "round"})
+_PYTHON_READERS = frozenset({"range", "int", "float", "bool", "len", "print", "str", "format", "round", "min", "max",
+                             "abs", "sum", "divmod", "repr"})
 
 
 def _read_as_python_value(module: Module, node: ast.AST, target: ast.expr) -> bool:
@@ -287,46 +280,19 @@ def _read_as_python_value(module: Module, node: ast.AST, target: ast.expr) -> bo
             if isinstance(ancestor, ast.Call) and isinstance(ancestor.func, ast.Name) and (
                     ancestor.func.id in _PYTHON_READERS) and child in ancestor.args:
                 return True
-            if isinstance(ancestor, ast.JoinedStr | ast.FormattedValue):
+            if isinstance(ancestor, ast.JoinedStr | ast.FormattedValue | ast.BoolOp):
+                return True  # an f-string; `total > n and ...`, which calls bool() on the tensor
+            if isinstance(ancestor, ast.UnaryOp) and isinstance(ancestor.op, ast.Not):
                 return True
+            if isinstance(ancestor, ast.Call) and isinstance(ancestor.func, ast.Attribute) and (
+                    ancestor.func.attr == "format"):
+                return True  # `"{}".format(total)`
+            if isinstance(ancestor, ast.BinOp) and isinstance(ancestor.op, ast.Mod) and isinstance(
+                    ancestor.left, ast.Constant) and isinstance(ancestor.left.value, str):
+                return True  # `"%d" % total`
             if isinstance(ancestor, ast.stmt):
                 break
             child = ancestor
-    return False
-
-
-def _returned(module: Module, node: ast.AST, target: ast.expr) -> bool:
-    """Whether the name assigned here is handed to the caller (`n = ...`, later `return n` or `return n, m`)."""
-    name = dotted(target)
-    return name is not None and any(
-        isinstance(item, ast.Return) and item.value is not None and any(dotted(part) == name for part in
-                                                                        ast.walk(item.value))
-        for item in ast.walk(module.function(node)))
-
-
-def _shares_memory_later(module: Module, node: ast.AST, receiver: ast.expr, *, returned: bool) -> bool:
-    """Whether the tensor kept in place of the read may be a view whose memory changes after it: a view of an
-    attribute or handed to the caller (changed where this function cannot see), or of a name this function
-    changes in place (`name.add_(...)`, `name[...] = ...`, `name += ...`, `out=name`)."""
-    base = _view_base(receiver)
-    if base is None:
-        return False
-    if returned or "." in base:
-        return True
-    for item in ast.walk(module.function(node)):
-        if isinstance(item, ast.Call):
-            if isinstance(item.func, ast.Attribute) and dotted(item.func.value) == base and (
-                    item.func.attr.endswith("_") and not item.func.attr.startswith("_")):
-                return True
-            if any(keyword.arg == "out" and dotted(keyword.value) == base for keyword in item.keywords):
-                return True
-        targets = item.targets if isinstance(item, ast.Assign) else [item.target] if isinstance(
-            item, ast.AugAssign | ast.AnnAssign) else []
-        for target in targets:
-            if isinstance(target, ast.Subscript) and dotted(target.value) == base:
-                return True
-            if isinstance(item, ast.AugAssign) and dotted(target) == base:
-                return True
     return False
 
 
