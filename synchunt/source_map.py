@@ -15,6 +15,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -108,6 +109,15 @@ def canonical_path(file: str, project_root: str, entries: Sequence[SearchEntry])
     if not file or file.startswith("<"):
         return file
     return trace_name(file, naming_path(project_root, entries))
+
+
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+
+
+def parser_lines(source: str) -> list[str]:
+    """``source``'s lines as the Python parser numbers them (`str.splitlines` also splits at form feeds and other
+    separators, which would shift every line number after one)."""
+    return _LINE_BREAKS.split(source)
 
 
 def find_project_root(file: str | os.PathLike[str], *, module: str | None = None,

@@ -17,6 +17,7 @@ from typing import Any
 
 from synchunt.capture import as_imported
 from synchunt.errors import TargetError
+from synchunt.files import same_file
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def load_module(module_part: str) -> LoadedModule:
     imported_before = any(".".join(parts[:end]) in sys.modules for end in range(1, len(parts) + 1))
     loaded = _import(module_part)
     here = _source_in(Path(os.getcwd()), module_part)
-    if here is not None and loaded.file is not None and not _same_file(loaded.file, here):
+    if here is not None and loaded.file is not None and not same_file(loaded.file, here):
         # The working directory's module is what `python -m` would run; Python handed back another one: profiling
         # it would measure other code than the user's.
         why = ("a module or package of that name was imported earlier in this process (another project's, in a "
@@ -47,13 +48,6 @@ def load_module(module_part: str) -> LoadedModule:
         raise TargetError(f"{module_part!r} imports from {loaded.file}, but the working directory holds {here}: "
                           f"{why}")
     return loaded
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return a == b
 
 
 def _source_in(folder: Path, dotted: str) -> Path | None:

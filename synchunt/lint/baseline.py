@@ -22,6 +22,7 @@ from pathlib import Path
 from synchunt.errors import UsageError
 from synchunt.files import write_output
 from synchunt.findings import Finding
+from synchunt.lint.diff import is_on_changed_line
 
 SCHEMA = "synchunt.lint-baseline/1"
 MAX_BASELINE_BYTES = 256 << 20  # a baseline of a few hundred thousand findings; anything larger is no baseline
@@ -182,16 +183,8 @@ def _matched(members: list[Fingerprinted], entries: list[Recorded],
     without the changes, a copy added above a recorded line cannot be told from one added below it)."""
     if len(members) <= len(entries):
         return members
-    ordered = sorted(members, key=lambda item: (_on_changed(item.finding, changed), item.finding.line))
+    ordered = sorted(members, key=lambda item: (is_on_changed_line(item.finding, changed), item.finding.line))
     return ordered[:len(entries)]
-
-
-def _on_changed(finding: Finding, changed: Mapping[str, set[int] | None]) -> bool:
-    key = os.path.abspath(finding.path)
-    if key not in changed:
-        return False
-    lines = changed[key]
-    return lines is None or any(line in lines for line in range(finding.line, (finding.end_line or finding.line) + 1))
 
 
 def _relative(path: str, root: Path) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from synchunt.errors import UsageError
@@ -52,19 +52,19 @@ def changed_lines(ref: str, start: Path) -> dict[str, set[int] | None]:
     return changed
 
 
-def on_changed_lines(findings: Sequence[Finding], changed: dict[str, set[int] | None]) -> list[Finding]:
+def on_changed_lines(findings: Sequence[Finding], changed: Mapping[str, set[int] | None]) -> list[Finding]:
     """The findings with a line (of their span) among the changed ones; problems always."""
-    kept = []
-    for finding in findings:
-        key = os.path.abspath(finding.path)
-        if finding.is_problem:
-            kept.append(finding)
-        elif key in changed:
-            lines = changed[key]
-            span = range(finding.line, (finding.end_line or finding.line) + 1)
-            if lines is ALL_LINES or any(number in lines for number in span):
-                kept.append(finding)
-    return kept
+    return [finding for finding in findings if finding.is_problem or is_on_changed_line(finding, changed)]
 
 
-__all__ = ["changed_lines", "on_changed_lines"]
+def is_on_changed_line(finding: Finding, changed: Mapping[str, set[int] | None]) -> bool:
+    """Whether a line of the finding's span is among the changed ones of its file."""
+    key = os.path.abspath(finding.path)
+    if key not in changed:
+        return False
+    lines = changed[key]
+    return lines is ALL_LINES or any(number in lines
+                                     for number in range(finding.line, (finding.end_line or finding.line) + 1))
+
+
+__all__ = ["changed_lines", "is_on_changed_line", "on_changed_lines"]

@@ -9,7 +9,6 @@ and which lines carry suppressions.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,13 +27,13 @@ from synchunt.lint.suppress import find_suppressions, is_suppressed
 from synchunt.lint.walk import FastVisitor
 from synchunt.lint.where import Where
 from synchunt.rules import Kind, Rule
+from synchunt.source_map import parser_lines
 
 _KERNEL_DECORATORS = frozenset({"jit", "njit", "kernel", "prim_func", "autotune", "heuristics", "triton_op"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _CHECK_STATEMENTS = (ast.If, ast.Assert, ast.Raise)
 _HOT_CONTEXT_CALLS = {"stream": "inside `with ...stream(...)`", "graph": "inside CUDA graph capture"}
 
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -97,8 +96,7 @@ class ModuleLinter(FastVisitor):
             self.scopes = build_scopes(tree)
             self.classifier = Classifier(torch_aliases, numpy_aliases, torch_functions, self.scopes, tree)
             self.classifier.host_fields = declared_host_fields(tree, source)
-            # lines as the parser numbers them (`str.splitlines` also splits at form feeds and other separators)
-            self.classifier.lines = _LINE_BREAKS.split(source)
+            self.classifier.lines = parser_lines(source)
             if package is not None:
                 self.classifier.package_host_fields = package.host_fields - self.classifier.host_fields
                 self.classifier.package_array_fields = package.array_fields

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 import textwrap
 
 from synchunt.attribute import Analysis, SiteSummary
-from synchunt.source_map import CapturedSources, captured_sources, file_digest
+from synchunt.source_map import CapturedSources, captured_sources, file_digest, parser_lines
 
 EXACT_SOURCES = ("exact", "runtime")
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
 def site_sources(analysis: Analysis) -> dict[str, str]:
@@ -84,7 +82,7 @@ def _read(path: str, digest: str | None) -> tuple[list[str], ast.Module | None]:
             source = handle.read()
     except (OSError, UnicodeDecodeError):
         return [], None
-    lines = _LINE_BREAKS.split(source)  # as the parser numbers lines (`str.splitlines` also splits at form feeds)
+    lines = parser_lines(source)
     try:
         return lines, ast.parse(source, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
